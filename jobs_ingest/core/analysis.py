@@ -1,0 +1,34 @@
+"""What the pure core derives from one failed job's log: the contract between parsing and storage."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Analysis:
+    # The failure that terminated the job, as found in the log.
+    found: bool                      # False when the log shows no failure (then category is unclassified)
+    failure_line: str                # the line of the log that states the failure (rank prefixes kept)
+    failure_line_number: int | None  # 1-based line number in the whole log; None if not from the log
+    exception_type: str              # e.g. "torch.OutOfMemoryError", "FileNotFoundError"; "" if none
+    message: str                     # the exception's message (first lines, capped)
+    traceback: str                   # the traceback excerpt that led to it (capped lines), "" if none
+    user_frame: str                  # innermost frame of the user's own code: "train.py:88 in main", or ""
+    excerpt: str                     # log lines around the failure, for display
+    excerpt_start_line: int          # 1-based line number of the excerpt's first line
+    stage: str                       # initialization | data_preprocessing | training | evaluation | unknown
+    # The automatic tag.
+    category: str                    # a key of taxonomy.CATEGORIES
+    dimension: str
+    confidence: float                # 0..1
+    rule: str                        # id of the rule that fired, e.g. "gpu_oom.cuda_out_of_memory"
+    evidence: str                    # the line the rule matched
+    retry_advice: str                # retry | retry_with_change | do_not_retry
+    tagger_version: str
+    # The signature.
+    masked_message: str              # exception type + message with variable parts masked
+    fingerprint: str                 # hex digest grouping identical failures
+    normaliser_version: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)

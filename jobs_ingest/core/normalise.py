@@ -1,0 +1,80 @@
+"""Mask the variable parts of a failure message and fingerprint it.
+
+Two jobs that fail the same way on different machines, users, ranks, paths, batch sizes or days must
+share a fingerprint; different failures must not. So we mask what varies between runs (paths,
+numbers, hex ids, uuids, tensor shapes, memory sizes, timestamps, hosts) and keep what names the
+failure (exception type, message words, quoted identifiers, the failing file's base name) plus the
+function of the user's innermost frame, as Sentry groups by in-app frames.
+
+Bump NORMALISER_VERSION whenever the output changes: fingerprints of different versions are not
+comparable, and stored signatures record the version that made them.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+NORMALISER_VERSION = "1"
+MAX_MESSAGE_CHARS = 600
+
+_SUBSTITUTIONS: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"https?://\S+"), "<URL>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<UUID>"),
+    (re.compile(r"\b\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?\b"), "<TIME>"),
+    (re.compile(r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b"), "<TIME>"),
+    (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<HEX>"),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", re.I), "<HEX>"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<IP>"),
+    # Memory sizes: "2.00 GiB", "1.2GiB", "4096 bytes", "512MB".
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?)\b", re.I), "<SIZE>"),
+    # Tensor shapes: torch.Size([2, 3]), [2, 3, 224, 224], (32, 10), shape[64,128].
+    (re.compile(r"torch\.Size\(\[[\d,\s]*\]\)"), "<SHAPE>"),
+    (re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)+\s*,?\s*\]|\(\s*-?\d+(?:\s*,\s*-?\d*)+\s*\)|\(\s*\d+\s*,\s*\)"), "<SHAPE>"),
+    (re.compile(r"\b\d+(?:x\d+)+\b"), "<SHAPE>"),
+]
+# A path: absolute (/a/b, ~/a, C:\a) or relative with a folder (data/train/x.jpg). Its directory is
+# masked; its base name is kept with digits masked, since "config.yaml" and "model_best.pth"
+# missing are different failures while /home/alice/… and /mnt/bob/… are not.
+_PATH = re.compile(r"(?:(?<=[\s'\"(=:\[,])|^)(?:[A-Za-z]:\\|~?/|\.{1,2}/|[\w.-]+/)[^\s'\"(),:\[\]]*")
+_NUMBER = re.compile(r"(?<![<\w])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w>])", re.I)
+_DIGITS_IN_WORD = re.compile(r"\d+")
+_HOSTLIKE = re.compile(r"\b[a-z][\w-]*-\d+[\w.-]*\b", re.I)  # node-017, gpu-a100-03, pod-7f9c
+
+
+def _mask_path(match: re.Match) -> str:
+    path = match.group(0).rstrip(".")
+    base = re.split(r"[\\/]", path.rstrip("/\\"))[-1]
+    base = _DIGITS_IN_WORD.sub("<NUM>", base) if base else ""
+    return f"<PATH>/{base}" if base else "<PATH>"
+
+
+def mask(text: str) -> str:
+    """The message with its variable parts replaced by placeholders, whitespace folded."""
+    text = text[:MAX_MESSAGE_CHARS * 4]
+    for pattern, token in _SUBSTITUTIONS[:3]:
+        text = pattern.sub(token, text)
+    text = _PATH.sub(_mask_path, text)
+    for pattern, token in _SUBSTITUTIONS[3:]:
+        text = pattern.sub(token, text)
+    text = _HOSTLIKE.sub(lambda m: _DIGITS_IN_WORD.sub("<NUM>", m.group(0)), text)
+    text = _NUMBER.sub("<NUM>", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    return text[:MAX_MESSAGE_CHARS]
+
+
+def short_type(exception_type: str) -> str:
+    """torch.cuda.OutOfMemoryError and torch.OutOfMemoryError are one type across versions."""
+    return exception_type.rsplit(".", 1)[-1]
+
+
+def masked_message(exception_type: str, message: str) -> str:
+    first = "\n".join(message.splitlines()[:6])  # long multi-line messages: their head names them
+    kind = short_type(exception_type)
+    return f"{kind}: {mask(first)}" if kind else mask(first)
+
+
+def fingerprint(exception_type: str, message: str, user_function: str = "") -> str:
+    """A stable 16-hex-digit id of the failure. `user_function` is the function of the innermost
+    frame of the user's own code (blank when the log has no traceback)."""
+    key = "\x1f".join([NORMALISER_VERSION, masked_message(exception_type, message), user_function])
+    return hashlib.sha256(key.encode("utf-8", errors="replace")).hexdigest()[:16]

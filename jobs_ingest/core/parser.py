@@ -1,0 +1,302 @@
+"""Find the failure that terminated a job, in the lines of its log.
+
+Follows the study's method: look for error evidence (Python tracebacks, exception lines, fatal native
+errors, argparse usage errors, OOM kills), drop what did not end the job (warnings, exceptions ignored
+in destructors, retried errors), then take the last failure, looking through wrappers (torchrun's
+ChildFailedError, subprocess errors, multiprocessing re-raises) to the root error underneath.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Prefixes that launchers and loggers put before each line. Removed before parsing; the original
+# line is kept for display. Applied repeatedly (a timestamp may precede a rank prefix).
+_PREFIXES = [
+    re.compile(r"^\[(?:rank|default)\d+\]:\s?"),                        # torchrun --tee / torch 2.x
+    re.compile(r"^\[\d+,\d+\]<(?:stderr|stdout)>:\s?"),                  # Open MPI --tag-output
+    re.compile(r"^\d{1,4}:\s(?=\S|\s{2,})"),                            # srun --label "3: "
+    re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s?"),  # ISO time
+    re.compile(r"^\[\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]\s?"),
+    re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.:-]+\]\s?"),  # glog (TF, XLA)
+    re.compile(r"^(?:[\w.-]+-)?(?:worker|master|launcher|node)[-\d]*\s?\|\s?"),  # compose / kubeflow
+]
+_LEVEL = re.compile(r"^(?:\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?)(?:\s*[:|-]\s*|\s+)", re.I)
+
+TRACEBACK_HEADER = re.compile(
+    r"^\s*(?:Original )?Traceback \(most recent call last\):?\s*$"
+    r"|^(?P<nbtype>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)")
+_CHAIN_MARKERS = (
+    "During handling of the above exception, another exception occurred",
+    "The above exception was the direct cause of the following exception",
+)
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
+_IPY_FRAME = re.compile(r"^(?:File (?P<file>\S+?):(?P<line>\d+)(?:, in (?P<func>.+))?"
+                        r"|Cell In\s*\[\d*\], line (?P<cline>\d+)|(?P<nbfile>\S+\.py) in (?P<nbfunc>.+))$")
+_EXC_NAME = (r"(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)"
+             r"|StopIteration|KeyboardInterrupt|GeneratorExit|Exception|Error)")
+EXCEPTION_LINE = re.compile(rf"^(?P<type>{_EXC_NAME})(?::\s?(?P<msg>.*)|\s*)$")
+# Exception types that only wrap the real failure of a child process or worker.
+WRAPPERS = re.compile(
+    r"(?:^|\.)(?:ChildFailedError|CalledProcessError|ProcessRaisedException|ProcessExitedException"
+    r"|SystemExit|BrokenProcessPool|WorkerError|RayTaskError|BackendCompilerFailed)$")
+_WRAPPER_MESSAGES = re.compile(
+    r"exits with return code|returned non-zero exit status|process \d+ terminated with"
+    r"|failed \(exitcode: |Caught \w+ in DataLoader worker", re.I)
+_IGNORED_BLOCK = re.compile(r"^(?:Exception ignored in|Error in atexit\._run_exitfuncs|Error in sys\.excepthook)")
+_RETRIED = re.compile(r"\bretry(?:ing)?\b|will retry|attempt \d+ of \d+|retrying in", re.I)
+
+# Native and launcher errors that end a job without a Python exception line.
+_NATIVE = [
+    (re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'"), "cpp"),
+    (re.compile(r"slurmstepd: error: .*oom[-_ ]kill", re.I), "OOMKilled"),
+    (re.compile(r"\bOOMKilled\b|Memory cgroup out of memory|Out of memory: Killed process", re.I), "OOMKilled"),
+    (re.compile(r"(?:^|\s)Killed(?:\s+\S.*)?$|\bkilled by signal: Killed\b|Signal 9 \(SIGKILL\)"), "Killed"),
+    (re.compile(r"^(?:Fatal Python error: .*|Segmentation fault.*|Bus error.*|Aborted \(core dumped\).*)$"), "Fatal"),
+    (re.compile(r"^F\d{4} .*\] .*|Check failed: .*"), "CheckFailed"),
+    (re.compile(r"^(?P<prog>[\w./-]+\.py|[\w.-]+): error: (?P<msg>.+)$"), "argparse"),
+    (re.compile(r"^(?:/bin/\w+|bash|sh): (?:line \d+: )?\S+: (?:command not found|No such file or directory)$"), "Shell"),
+    (re.compile(r"\bloss\b[^\n]{0,40}\b(?:nan|inf)\b[^\n]{0,60}\b(?:stop|abort|exit|terminat|diverg|halt)", re.I), "LossNaN"),
+]
+
+
+@dataclass
+class Frame:
+    file: str
+    line: int
+    function: str
+
+    def describe(self) -> str:
+        tail = "/".join(self.file.replace("\\", "/").split("/")[-2:])
+        return f"{tail}:{self.line} in {self.function}" if self.function else f"{tail}:{self.line}"
+
+
+@dataclass
+class Failure:
+    """One candidate failure found in the log window (indices are into the window's lines)."""
+    exception_type: str
+    message: str
+    line_index: int                     # the line stating the failure
+    start_index: int                    # first line of its traceback (or the line itself)
+    frames: list[Frame] = field(default_factory=list)
+    chain: list["Failure"] = field(default_factory=list)  # earlier exceptions it was raised from
+    kind: str = "python"                # python | cpp | argparse | OOMKilled | Killed | ... | exit_code
+    rank: str = ""                      # rank prefix of the line, when the launcher added one
+
+    @property
+    def short_type(self) -> str:
+        return self.exception_type.rsplit(".", 1)[-1]
+
+    @property
+    def is_wrapper(self) -> bool:
+        return bool(WRAPPERS.search(self.exception_type)) or bool(
+            self.kind == "python" and _WRAPPER_MESSAGES.search(self.message or "")
+            and self.short_type in ("RuntimeError", "Exception", "ChildFailedError"))
+
+
+_RANK = re.compile(r"^\[(?:rank|default)(\d+)\]:|^\[\d+,(\d+)\]<|^(\d{1,4}):\s")
+
+
+def strip_prefixes(line: str) -> tuple[str, str, str]:
+    """(body, level, rank) of a log line, with launcher and logger prefixes removed."""
+    rank = ""
+    m = _RANK.match(line)
+    if m:
+        rank = next(g for g in m.groups() if g is not None)
+    for _ in range(4):
+        before = line
+        for prefix in _PREFIXES:
+            line = prefix.sub("", line, count=1)
+        if line == before:
+            break
+    level = ""
+    m = _LEVEL.match(line)
+    if m and not TRACEBACK_HEADER.match(line):
+        level = m.group(1).upper()
+        line = line[m.end():]
+    return line, level, rank
+
+
+def _is_frame_line(body: str) -> bool:
+    return body.startswith((" ", "\t")) or bool(_IPY_FRAME.match(body)) or body.startswith(("---->", "-->"))
+
+
+def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int]:
+    """Parse the traceback whose header is at `start`. Returns (failure, index after it)."""
+    header = TRACEBACK_HEADER.match(bodies[start])
+    frames: list[Frame] = []
+    i = start + 1
+    n = len(bodies)
+    while i < n:
+        body = bodies[i]
+        m = _FRAME.match(body) or _IPY_FRAME.match(body)
+        if m:
+            d = m.groupdict()
+            file = d.get("file") or d.get("nbfile") or "<cell>"
+            line = int(d.get("line") or d.get("cline") or 0)
+            func = (d.get("func") or d.get("nbfunc") or "").strip()
+            frames.append(Frame(file, line, func))
+        elif not body.strip() or _is_frame_line(body) or body.startswith("[Previous line repeated"):
+            pass
+        elif body.startswith("-" * 10):
+            pass
+        else:
+            break
+        i += 1
+    if i >= n:
+        return None, i
+    m = EXCEPTION_LINE.match(bodies[i].strip())
+    if not m:
+        # A traceback ending in a line we cannot read as "Type: message" (e.g. a bare "Killed")
+        # still tells us the job failed there; say what the line says.
+        if header and header.group("nbtype"):
+            return Failure(header.group("nbtype"), bodies[i].strip(), i, start, frames), i + 1
+        return None, i
+    message_lines = [m.group("msg") or ""]
+    j = i + 1
+    # Messages continue over following lines (TF, ChildFailedError, state_dict errors).
+    while j < n and j - i < 40:
+        body = bodies[j]
+        if (TRACEBACK_HEADER.match(body) or any(c in body for c in _CHAIN_MARKERS)
+                or _IGNORED_BLOCK.match(body) or EXCEPTION_LINE.match(body.strip()) and not body[:1].isspace()):
+            break
+        if not body.strip() and (j + 1 >= n or not bodies[j + 1][:1].isspace()):
+            break
+        message_lines.append(body)
+        j += 1
+    message = "\n".join(message_lines).strip()
+    return Failure(m.group("type"), message, i, start, frames), j
+
+
+def find_failures(lines: list[str]) -> list[Failure]:
+    """All candidate failures in order of appearance, chained exceptions folded into the last one."""
+    parsed = [strip_prefixes(line) for line in lines]
+    bodies = [p[0] for p in parsed]
+    failures: list[Failure] = []
+    covered: set[int] = set()
+    i, n = 0, len(bodies)
+    pending_chain: list[Failure] = []
+    ignored_until = -1
+    while i < n:
+        body = bodies[i]
+        if _IGNORED_BLOCK.match(body):
+            ignored_until = i + 1  # the traceback that follows was ignored by Python
+        if TRACEBACK_HEADER.match(body):
+            failure, end = _parse_traceback(bodies, i)
+            if failure is not None:
+                covered.update(range(i, end))
+                failure.rank = parsed[failure.line_index][2]
+                if i <= ignored_until + 1:
+                    pass  # an "Exception ignored in ..." block: not what ended the job
+                else:
+                    chained = any(c in bodies[k] for k in range(end, min(end + 3, n)) for c in _CHAIN_MARKERS)
+                    if chained:
+                        pending_chain.append(failure)
+                    else:
+                        failure.chain, pending_chain = pending_chain, []
+                        failures.append(failure)
+                i = max(end, i + 1)
+                continue
+        i += 1
+    if pending_chain:  # a chain whose last traceback we could not read: keep what we have
+        last = pending_chain.pop()
+        last.chain = pending_chain
+        failures.append(last)
+
+    # Exception lines and native errors outside any parsed traceback.
+    for k, (body, level, rank) in enumerate(parsed):
+        if k in covered or not body:
+            continue
+        stripped = body.strip()
+        m = EXCEPTION_LINE.match(stripped) if not body[:1].isspace() else None
+        if m and m.group("msg") is not None and not _looks_like_prose(m.group("type")):
+            failures.append(Failure(m.group("type"), (m.group("msg") or "").strip(), k, k, rank=rank))
+            continue
+        for pattern, kind in _NATIVE:
+            nm = pattern.search(stripped)
+            if not nm:
+                continue
+            if kind == "cpp":
+                what = _what_line(bodies, k)
+                failures.append(Failure(nm.group("type"), what, k, k, kind="cpp", rank=rank))
+            elif kind == "argparse":
+                if not _is_argparse(bodies, k):
+                    continue
+                failures.append(Failure("argparse.ArgumentError", nm.group("msg"), k, _usage_start(bodies, k),
+                                        kind="argparse", rank=rank))
+            else:
+                failures.append(Failure(kind, stripped, k, k, kind=kind, rank=rank))
+            break
+    failures.sort(key=lambda f: f.line_index)
+    return [f for f in failures if not _is_retried(f, bodies)]
+
+
+def _looks_like_prose(exc_type: str) -> bool:
+    # "Error" or "Exception" alone at the start of a sentence is a log message, not an exception.
+    return exc_type in ("Error", "Exception") or exc_type.lower().endswith("warning")
+
+
+def _what_line(bodies: list[str], k: int) -> str:
+    for body in bodies[k + 1:k + 4]:
+        if "what():" in body:
+            return body.split("what():", 1)[1].strip()
+    return ""
+
+
+def _is_argparse(bodies: list[str], k: int) -> bool:
+    return any(b.lstrip().startswith("usage:") for b in bodies[max(0, k - 30):k])
+
+
+def _usage_start(bodies: list[str], k: int) -> int:
+    for j in range(k, max(-1, k - 30), -1):
+        if bodies[j].lstrip().startswith("usage:"):
+            return j
+    return k
+
+
+def _is_retried(failure: Failure, bodies: list[str]) -> bool:
+    """An error that the program caught and retried is followed by a retry message."""
+    after = bodies[failure.line_index + 1:failure.line_index + 4]
+    return any(_RETRIED.search(b) for b in after) and failure.kind == "python"
+
+
+def terminating_failure(failures: list[Failure], lines: list[str]) -> Failure | None:
+    """The failure that ended the job: the last one, unless it only wraps a child's failure."""
+    if not failures:
+        return None
+    last = failures[-1]
+    if not last.is_wrapper:
+        return last
+    root_rank = _root_cause_rank(lines, last.line_index)
+    earlier = [f for f in failures[:-1] if not f.is_wrapper]
+    if root_rank:
+        ranked = [f for f in earlier if f.rank == root_rank]
+        earlier = ranked or earlier
+    if earlier:
+        return earlier[-1]
+    return last
+
+
+_ROOT_RANK = re.compile(r"^\s*rank\s*:\s*(\d+)")
+
+
+def _root_cause_rank(lines: list[str], start: int) -> str:
+    """The rank named in torchrun's "Root Cause (first observed failure)" section, if present."""
+    in_root = False
+    for line in lines[start:start + 60]:
+        if "Root Cause" in line:
+            in_root = True
+        elif in_root:
+            m = _ROOT_RANK.match(line)
+            if m:
+                return m.group(1)
+    return ""
+
+
+def root_cause_exit_code(lines: list[str], start: int) -> int | None:
+    """Exit code from torchrun's root-cause section (-9 means the rank was SIGKILLed)."""
+    for line in lines[start:start + 60]:
+        m = re.match(r"^\s*exitcode\s*:\s*(-?\d+)", line)
+        if m:
+            return int(m.group(1))
+    return None

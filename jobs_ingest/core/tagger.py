@@ -1,0 +1,220 @@
+"""Tag a failure with one of the study's 20 categories, with a confidence, a rule id and evidence.
+
+Rules read the exception type and message of the terminating failure (and, for a few, the lines just
+before it, such as the CUDA assertion printed before "device-side assert triggered"). Message rules
+come first and carry deep-learning meaning over generic exception names: a RuntimeError about
+state_dict keys is a tensor mismatch, a ValueError about NaN loss is loss_nan. Exception-type defaults
+come last. When nothing fits the answer is `unclassified` with a low confidence, never a guess.
+
+Bump TAGGER_VERSION whenever a rule changes: stored tags record the version that made them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .taxonomy import CATEGORIES
+
+TAGGER_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Tag:
+    category: str
+    confidence: float
+    rule: str
+    evidence: str
+
+    @property
+    def dimension(self) -> str:
+        return CATEGORIES[self.category].dimension
+
+    @property
+    def retry_advice(self) -> str:
+        return CATEGORIES[self.category].retry_advice
+
+    @property
+    def specific(self) -> bool:
+        """A message rule fired (not just a default for the exception type)."""
+        return self.category != "unclassified" and ".type." not in self.rule
+
+
+def _r(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.I | re.S)
+
+
+# (rule id, category, confidence, pattern over "ExceptionType: message"). First match wins.
+MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # --- Deep-learning specific first: they often arrive as generic RuntimeError/ValueError.
+    ("gpu_oom.cuda_oom", "gpu_oom", 0.98,
+     r"CUDA out of memory|CUDA error: out of memory|cuda runtime error \(2\) ?: out of memory|OutOfMemoryError"
+     r"|HIP out of memory|MPS backend out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
+     r"|cudaErrorMemoryAllocation|out of memory on device|NCCL .*Cuda failure 'out of memory'"),
+    ("cpu_oom.cpu_allocator", "cpu_oom", 0.95,
+     r"DefaultCPUAllocator: (?:can't|not enough memory)|OOM when allocating .*(?:device:CPU|cpu allocator)"
+     r"|Unable to allocate [\d.]+ \w+ for an array|Cannot allocate memory|std::bad_alloc|\bMemoryError\b"),
+    ("gpu_oom.tf_resource_exhausted", "gpu_oom", 0.95,
+     r"ResourceExhaustedError.*OOM|OOM when allocating tensor|RESOURCE_EXHAUSTED:? .*(?:Out of memory|OOM)"
+     r"|Out of memory while trying to allocate|XlaRuntimeError: RESOURCE_EXHAUSTED"),
+    ("cpu_oom.oom_killed", "cpu_oom", 0.9,
+     r"^(?:OOMKilled|Killed):|oom[-_ ]kill|OOMKilled|killed by signal: Killed|Signal 9 \(SIGKILL\)"
+     r"|insufficient shared memory \(shm\)|Memory cgroup out of memory"),
+    ("loss_nan.loss_nan", "loss_nan", 0.95,
+     r"\bloss\b[^\n]{0,40}\b(?:is|became|=|:|of|was|value)?\s*(?:nan|inf|infinite|non-finite)\b"
+     r"|\b(?:nan|inf) (?:loss|detected in loss)|Loss (?:became|is) (?:infinite|NaN)|non-finite loss"
+     r"|check_numerics|CheckNumerics|Tensor had (?:NaN|Inf) values|returned nan values|detect_anomaly.*nan"
+     r"|loss scale .*minimum|Current loss scale already at minimum|Minimum loss scale reached"
+     r"|gradients? (?:are|is|contain) (?:nan|inf|non-finite)|is non-finite, so it cannot be clipped"
+     r"|FloatingPointError:.*(?:nan|inf)|^LossNaN:"),
+    ("tensor_mismatch.checkpoint", "tensor_mismatch", 0.97,
+     r"size mismatch for|Missing key\(s\) in state_dict|Unexpected key\(s\) in state_dict"
+     r"|Error\(s\) in loading state_dict|Key [\w/:.-]+ not found in checkpoint"
+     r"|shape .* does not match .*(?:checkpoint|saved)|weights? (?:file|tensor).*(?:mismatch|incompatible)"
+     r"|You are trying to load a weight file containing \d+ layers into a model with \d+ layers"
+     r"|Shapes? .* (?:and|vs\.?) .* (?:are )?incompatible.*(?:load|checkpoint|weight)"),
+    ("tensor_mismatch.shape", "tensor_mismatch", 0.93,
+     r"shapes? cannot be multiplied|Incompatible shapes|shape mismatch|size mismatch"
+     r"|The size of tensor a \(\d+\) must match the size of tensor b|Sizes of tensors must match"
+     r"|Expected input batch_size \(\d+\) to match target batch_size|to have \d+ channels, but got"
+     r"|Given groups=\d+, weight of size|is incompatible with the layer: expected|Shapes .* are incompatible"
+     r"|cannot reshape (?:array|tensor) of size|shape '\[.*\]' is invalid for input of size"
+     r"|Cannot feed value of shape|inconsistent tensor size|target size \(.*\) that is different to the input size"
+     r"|operands could not be broadcast together|doesn't match the broadcast shape|Dimensions? must be equal"
+     r"|Matrix size-incompatible|matrix sizes? .*(?:mismatch|incompatible)|inconsistent numbers of samples"
+     r"|Expected (?:input|target)? ?(?:size|shape|dimension) .* (?:got|but)|expected \w+ to have (?:shape|\d+ dim)"
+     r"|dimension (?:mismatch|out of range \(expected to be in range)|Input contains \d+ features? but .* expect"
+     r"|expected (?:min_)?ndim=\d+, found ndim=\d+|has \d+ features?, but .* is expecting \d+ features"
+     r"|Expected \d+D \(unbatched\) or \d+D \(batched\) input|number of dims don't match|must have the same shape"
+     r"|Expected size \d+ but got size \d+|Error when checking (?:input|target): expected"),
+    ("illegal_index.device_assert", "illegal_index", 0.9,
+     r"index out of bounds|t >= 0 && t < n_classes|srcIndex < srcSelectDimSize|indices\[[\d,\s]*\] = -?\d+ is not in"
+     r"|Target -?\d+ is out of bounds|index out of range in self"),
+    ("framework_api_misuse.autograd", "framework_api_misuse", 0.95,
+     r"backward through the graph a second time|modified by an inplace operation"
+     r"|does not require grad and does not have a grad_fn|grad can be implicitly created only for scalar"
+     r"|Can't call numpy\(\) on Tensor that requires grad|leaf Variable that requires grad"
+     r"|a view of a leaf Variable that requires grad"),
+    ("framework_api_misuse.device", "framework_api_misuse", 0.93,
+     r"Expected all tensors to be on the same device|Expected .* to be on .*device|on different devices"
+     r"|Input type \(.*cuda.*\) and weight type \(\w+\.?\w*\) should be the same"
+     r"|Input type \(\w+\.?\w*\) and weight type \(.*cuda.*\) should be the same"
+     r"|can't convert cuda:?\d* device type tensor to numpy|Cannot re-initialize CUDA in forked subprocess"
+     r"|module must have its parameters and buffers on device|Expected a '\w+' device type for generator"),
+    ("framework_api_misuse.graph_state", "framework_api_misuse", 0.93,
+     r"Attempting to use uninitialized value|Variable .* already exists, disallowed|is not an element of this graph"
+     r"|Graph disconnected|Cannot convert a symbolic (?:Keras )?Tensor|KerasTensor cannot be used as input"
+     r"|tried to create variables on non-first call|must be wrapped in an init_scope|You must compile your model"
+     r"|has not been built|This model has not yet been built|Default process group (?:has not been|is not) initialized"
+     r"|Expected to have finished reduction in the prior iteration|Could not interpret optimizer identifier"
+     r"|model must be compiled|Cannot interpret feed_dict key|NCCL error.*invalid usage|must call .* before"
+     r"|is not callable with the given argument|symbolic tensor .* numpy|only supported for distributed"
+     r"|Trying to create optimizer slot variable under the scope|Invalid device string|Tensor\.item\(\) .* graph"),
+    ("unexpected_encoding.codec", "unexpected_encoding", 0.97,
+     r"Unicode(?:Decode|Encode)?Error|codec can't (?:decode|encode)|invalid (?:start|continuation) byte"
+     r"|surrogates not allowed"),
+    ("corrupt_data.format", "corrupt_data", 0.93,
+     r"JSONDecodeError|Expecting (?:value|property name|',' delimiter)|image file is truncated"
+     r"|cannot identify image file|UnidentifiedImageError|DataLossError|corrupted record|corrupt(?:ed)? (?:file|data|record)"
+     r"|PytorchStreamReader failed|failed finding central directory|\bEOFError\b|Ran out of input"
+     r"|UnpicklingError|invalid load key|pickle data was truncated|BadZipFile|Not a gzipped file|not a gzip file"
+     r"|Only one class present in y_true|needs samples of at least 2 classes|contains only one class"
+     r"|Input (?:X |y )?contains (?:NaN|infinity)|Error tokenizing data|EmptyDataError|No columns to parse"
+     r"|CRC check failed|crc mismatch|unexpected end of (?:file|data|stream)|Corrupt JPEG|truncated (?:file|record|data)"
+     r"|file signature not found|HDF5 .*(?:truncated|corrupt)|Invalid magic number|ParserError"),
+    # --- Execution environment.
+    ("library_not_found.native", "library_not_found", 0.96,
+     r"cannot open shared object file|undefined symbol|DLL load failed|Could not load dynamic library"
+     r"|lib\w+\.so[\d.]*: (?:cannot|not found)|command not found|Torch not compiled with CUDA"
+     r"|Found no NVIDIA driver|CUDA driver version is insufficient|no kernel image is available for execution"),
+    ("library_not_found.module", "library_not_found", 0.97,
+     r"ModuleNotFoundError|No module named|ImportError|cannot import name|DistributionNotFound"
+     r"|PackageNotFoundError|requires the [\w-]+ library but it was not found|(?:to be|is not) installed"
+     r"|pip install|is not available in your environment"),
+    ("permission_denied.errno", "permission_denied", 0.97,
+     r"PermissionError|Permission denied|\[Errno 13\]|Read-only file system|\[Errno 30\]|Operation not permitted"
+     r"|AccessDenied|Access Denied|\bEACCES\b|not permitted to"),
+    ("path_not_found.missing", "path_not_found", 0.96,
+     r"FileNotFoundError|No such file or directory|\[Errno 2\]|DirectoryNotFound|NotADirectoryError|IsADirectoryError"
+     r"|(?:file|directory|dir|path|folder|checkpoint|ckpt)\b[^\n]{0,80}\b(?:does not exist|doesn't exist|not found|cannot be found|could not be found|is not a (?:valid )?(?:file|directory))"
+     r"|(?:does not exist|doesn't exist|not found)[^\n]{0,20}(?:file|directory|path|folder)"
+     r"|Unable to open file|unable to open (?:file|database file)|can't open file|Can't load (?:tokenizer|config|weights|the model)"
+     r"|is not a local folder and is not a valid model identifier|does not appear to have a file named"
+     r"|NotFoundError: .*(?:/|\\|file|director)|Failed to (?:find|open|read) (?:file|directory)"
+     r"|(?:no|No) (?:checkpoint|ckpt|weights?) (?:file )?(?:found|exists)|cannot find (?:the )?(?:path|file)"),
+    # --- General code errors whose message is clearer than their type.
+    ("null_reference.nonetype", "null_reference", 0.96,
+     r"'NoneType' object|NoneType|of type 'NoneType'|None has no attribute|cannot unpack non-iterable NoneType"),
+    ("illegal_argument.argparse", "illegal_argument", 0.97,
+     r"^argparse\.ArgumentError|unrecognized arguments|invalid choice:|invalid (?:int|float|bool) value"
+     r"|the following arguments are required|expected one argument|ambiguous option"),
+    ("undefined_variable.name", "undefined_variable", 0.97,
+     r"NameError|UnboundLocalError|name '[\w.]+' is not defined|referenced before assignment"
+     r"|cannot access (?:local|free) variable"),
+    ("syntax_error.syntax", "syntax_error", 0.98, r"SyntaxError|IndentationError|TabError|invalid syntax"),
+    ("division_by_zero.zero", "division_by_zero", 0.98,
+     r"ZeroDivisionError|division by zero|divide by zero|division or modulo by zero"),
+    ("not_implemented.not_implemented", "not_implemented", 0.9,
+     r"NotImplementedError|not implemented for '|Could not run '[\w:.]+' with arguments from the|is not implemented"
+     r"|has not been implemented|unsupported operation"),
+    ("illegal_index.index", "illegal_index", 0.95,
+     r"IndexError|index -?\d+ is out of bounds|out of bounds for (?:axis|dimension|size)|list index out of range"
+     r"|index out of range|too many indices for|only integers, slices .* are valid indices|invalid index"
+     r"|device-side assert triggered"),
+    ("key_not_found.key", "key_not_found", 0.95, r"^KeyError\b|key .* (?:not found|does not exist)|no such key"),
+    ("type_mismatch.dtype", "type_mismatch", 0.93,
+     r"expected scalar type \w+ but found \w+|Found dtype \w+ but expected|can't be cast to the desired output type"
+     r"|expected (?:dtype|type) \w+ but got|dtype mismatch|Input type \(.*\) and (?:weight|bias) type \(.*\) should be the same"
+     r"|Failed to convert a NumPy array to a Tensor|Cannot cast|UFuncTypeError|unsupported operand type"
+     r"|not supported between instances of|object is not (?:callable|iterable|subscriptable)|unhashable type"
+     r"|can only concatenate|must be (?:str|int|real number|a tuple|a string)|object of type .* has no len"),
+    ("framework_api_misuse.version_keyword", "framework_api_misuse", 0.75,
+     r"(?:Trainer|TrainingArguments|from_pretrained|Config|Tokenizer|Model|Layer|Dense|Conv\w*|softmax|Dataset|DataLoader"
+     r"|Optimizer|Adam\w*|SGD|LightningModule|Accelerator)[\w.]*\(\) got an unexpected keyword argument"),
+    ("attribute_not_found.attribute", "attribute_not_found", 0.95, r"AttributeError|has no attribute"),
+]]
+
+# Defaults by exception type (short name), when no message rule fired.
+TYPE_DEFAULTS: dict[str, tuple[str, float]] = {
+    "TypeError": ("type_mismatch", 0.85),
+    "KeyError": ("key_not_found", 0.95),
+    "ValueError": ("illegal_argument", 0.75),
+    "InvalidArgumentError": ("illegal_argument", 0.6),
+    "AssertionError": ("illegal_argument", 0.6),
+    "ArgumentError": ("illegal_argument", 0.9),
+    "OSError": ("path_not_found", 0.4),
+    "FloatingPointError": ("loss_nan", 0.6),
+}
+# Types that say nothing about the category on their own (they are never defaults).
+_UNCLASSIFIED_TYPES = {"RuntimeError", "Exception", "Error", "SystemError", "Fatal", "CheckFailed"}
+
+
+def tag(exception_type: str, message: str, context: list[str] | None = None) -> Tag:
+    """Tag one failure. `context` is a few log lines just before it (used for native assertions)."""
+    short = exception_type.rsplit(".", 1)[-1]
+    text = f"{short}: {message}" if short else message
+    evidence = text.splitlines()[0] if text else ""
+    for rid, category, confidence, pattern in MESSAGE_RULES:
+        m = pattern.search(text)
+        if m:
+            return Tag(category, confidence, rid, _evidence_line(text, m.start()) or evidence)
+    for line in reversed(context or []):
+        for rid, category, confidence, pattern in MESSAGE_RULES:
+            if category in _CONTEXT_CATEGORIES and pattern.search(line):
+                return Tag(category, round(confidence - 0.1, 2), rid + ".context", line.strip())
+    if short in TYPE_DEFAULTS:
+        category, confidence = TYPE_DEFAULTS[short]
+        return Tag(category, confidence, f"{category}.type.{short}", evidence)
+    return Tag("unclassified", 0.2 if short in _UNCLASSIFIED_TYPES or not short else 0.3,
+               "unclassified.no_rule", evidence)
+
+
+# Categories whose evidence may sit in the lines before the failure rather than in its message:
+# "Assertion `t >= 0 && t < n_classes` failed" precedes "device-side assert triggered"; TF prints
+# "OOM when allocating tensor" in a warning before the exception; the kernel's OOM kill precedes exit.
+_CONTEXT_CATEGORIES = {"illegal_index", "gpu_oom", "cpu_oom"}
+
+
+def _evidence_line(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start:end if end >= 0 else None].strip()
