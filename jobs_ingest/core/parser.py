@@ -176,7 +176,7 @@ def find_failures(lines: list[str]) -> list[Failure]:
     covered: set[int] = set()
     i, n = 0, len(bodies)
     pending_chain: list[Failure] = []
-    ignored_until = -1
+    ignored_until = -10  # index of the last "Exception ignored in" line
     while i < n:
         body = bodies[i]
         if _IGNORED_BLOCK.match(body):

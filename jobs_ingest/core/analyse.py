@@ -1,0 +1,209 @@
+"""From a failed job's log to an Analysis: find the terminating failure, its stage, tag and signature.
+
+Pure functions over text; no Django, no servers. The log is read tail first in bounded windows
+(see logread), so a 1 GB log costs one 256 KiB read when its failure is near the end, as it nearly
+always is.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import BinaryIO
+
+from . import normalise, parser, tagger
+from .analysis import Analysis
+from .logread import LogSource, split_lines
+from .taxonomy import CATEGORIES
+
+MAX_SCAN_BYTES = 64 * 1024 * 1024   # walk back at most this far looking for a failure
+EXCERPT_BEFORE, EXCERPT_AFTER = 30, 12
+MAX_TRACEBACK_LINES = 120
+MAX_MESSAGE_CHARS = 4000
+# Exit codes and signals that mean the kernel (or the scheduler) killed the process: usually memory.
+_KILL_EXIT_CODES = {137, -9, 247}
+_KILL_SIGNALS = {"9", "SIGKILL", "KILL"}
+# A failure this many lines before the end of a log that then went on is not what ended the job
+# when the scheduler says the process was killed.
+_FAR_FROM_END = 200
+
+_LIBRARY_PATH = re.compile(r"[\\/](?:site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|^<frozen |[\\/]lib64?[\\/]python"
+                           r"|^<(?:string|__array_function__|decorator)")
+
+# Stage from the names of functions on the stack, innermost first (most specific wins).
+_STAGE_BY_FUNCTION = [
+    ("evaluation", re.compile(r"eval|valid|(?:^|_)test(?:_|$)|predict|infer|score|metric|benchmark", re.I)),
+    ("data_preprocessing", re.compile(r"__getitem__|__next__|collate|load_data|dataset|dataloader|preprocess"
+                                      r"|tokeni[sz]|transform|augment|read_(?:csv|data|image)|prepare_data|_worker_loop"
+                                      r"|fetch|get_batch|make_data|build_data", re.I)),
+    ("training", re.compile(r"train|fit\b|(?:^|_)fit|backward|optimi[sz]er?_?step|training_step|run_epoch|(?:^|_)step$"
+                            r"|_one_epoch|epoch", re.I)),
+    ("initialization", re.compile(r"^<module>$|__init__|setup|build_model|create_model|get_model|load_model"
+                                  r"|from_pretrained|parse_args|init_process_group|load_checkpoint|load_state_dict"
+                                  r"|configure|main_worker|init", re.I)),
+]
+# Stage from lines the job printed before failing, newest first. The training-side hook writes
+# "[jobtriage] stage=<name>" and wins over everything else.
+_HOOK_MARKER = re.compile(r"\[jobtriage\] stage[=:]\s*(initialization|data_preprocessing|training|evaluation)")
+_STAGE_BY_LOG = [
+    ("evaluation", re.compile(r"\b(?:Evaluat(?:e|ing|ion)|Validat(?:e|ing|ion)|Testing|Running (?:eval|predict|test)"
+                              r"|eval_loss|val_loss|val_acc|\*\*\*\*\* Running Evaluation|Predicting)\b", re.I)),
+    ("training", re.compile(r"\b(?:Epoch\s*[\[:]?\s*\d+|epoch \d+/\d+|step[ =:]+\d+|iter(?:ation)?[ =:]+\d+|loss[ =:]+[\d.]"
+                            r"|Training|\*\*\*\*\* Running training|it/s\]|s/it\])", re.I)),
+    ("data_preprocessing", re.compile(r"\b(?:Loading (?:the )?(?:data|dataset)|Preprocess|Tokeniz|Map:|Building "
+                                      r"(?:the )?(?:dataset|vocab)|Downloading (?:data|dataset)|Generating \w+ split)", re.I)),
+    ("initialization", re.compile(r"\b(?:Loading (?:model|checkpoint|weights|config)|Initializ|Building model"
+                                  r"|Using device|world_size|Setting up|Downloading model)", re.I)),
+]
+# Categories that can only happen before training starts, when nothing else tells the stage.
+_INITIALIZATION_CATEGORIES = {"library_not_found", "syntax_error"}
+
+
+def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int | None = None,
+                signal: int | str | None = None) -> Analysis:
+    """Analyse a job log given as a path (str or PathLike), its bytes, or a seekable binary file.
+
+    `exit_code` and `signal` come from the scheduler's metadata when known: a job killed with
+    SIGKILL (exit 137) and no error in its log ran out of CPU memory.
+    """
+    with LogSource(source) as log:
+        found_window, failures = None, []
+        for window in log.windows():
+            failures = parser.find_failures(window.lines)
+            found_window = window
+            if failures or log.size - window.start > MAX_SCAN_BYTES:
+                break
+        line_offset = log.line_number_at(found_window.start) - 1 if found_window and found_window.start else 0
+    lines = found_window.lines if found_window else []
+    return _analyse_lines(lines, failures, line_offset, exit_code, signal)
+
+
+def analyse_text(text: str, *, exit_code: int | None = None, signal: int | str | None = None) -> Analysis:
+    """Analyse a log held in memory as text (small logs, tests, the tag_logs command)."""
+    lines = split_lines(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return _analyse_lines(lines, parser.find_failures(lines), 0, exit_code, signal)
+
+
+def _killed(exit_code, signal) -> bool:
+    return (exit_code is not None and int(exit_code) in _KILL_EXIT_CODES) or (
+        signal is not None and str(signal).upper().removeprefix("SIG") in {s.removeprefix("SIG") for s in _KILL_SIGNALS})
+
+
+def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset: int,
+                   exit_code, signal) -> Analysis:
+    terminal = parser.terminating_failure(failures, lines)
+    killed = _killed(exit_code, signal)
+    if terminal is not None and killed and _nonblank_after(lines, terminal.line_index) > _FAR_FROM_END:
+        terminal = None  # the job went on after that error; the kill ended it
+    if terminal is None:
+        return _without_failure(lines, line_offset, exit_code, signal, killed)
+
+    context = lines[max(0, terminal.start_index - 8):terminal.start_index]
+    tag = tagger.tag(terminal.exception_type, terminal.message, context)
+    # In a chain ("During handling of the above exception..."), a generic last exception often
+    # hides a specific first one: prefer the specific meaning.
+    if not tag.specific:
+        for earlier in reversed(terminal.chain):
+            chained = tagger.tag(earlier.exception_type, earlier.message)
+            if chained.specific:
+                tag = tagger.Tag(chained.category, round(chained.confidence - 0.05, 2), chained.rule + ".chained",
+                                 chained.evidence)
+                break
+    if terminal.is_wrapper and not tag.specific and parser.root_cause_exit_code(lines, terminal.line_index) == -9:
+        tag = tagger.Tag("cpu_oom", 0.8, "cpu_oom.child_sigkill", terminal.message.splitlines()[0] if terminal.message else "")
+
+    frames = terminal.frames or next((f.frames for f in reversed(terminal.chain) if f.frames), [])
+    user = _user_frame(frames)
+    stage = _stage(frames, lines, terminal.start_index, tag.category)
+    message = terminal.message[:MAX_MESSAGE_CHARS]
+    return Analysis(
+        found=True,
+        failure_line=lines[terminal.line_index],
+        failure_line_number=line_offset + terminal.line_index + 1,
+        exception_type=terminal.exception_type,
+        message=message,
+        traceback=_traceback_text(lines, terminal),
+        user_frame=user.describe() if user else "",
+        excerpt="\n".join(lines[max(0, terminal.line_index - EXCERPT_BEFORE):terminal.line_index + EXCERPT_AFTER + 1]),
+        excerpt_start_line=line_offset + max(0, terminal.line_index - EXCERPT_BEFORE) + 1,
+        stage=stage,
+        category=tag.category,
+        dimension=tag.dimension,
+        confidence=tag.confidence,
+        rule=tag.rule,
+        evidence=tag.evidence,
+        retry_advice=tag.retry_advice,
+        tagger_version=tagger.TAGGER_VERSION,
+        masked_message=normalise.masked_message(terminal.exception_type, message),
+        fingerprint=normalise.fingerprint(terminal.exception_type, message, user.function if user else ""),
+        normaliser_version=normalise.NORMALISER_VERSION,
+    )
+
+
+def _without_failure(lines, line_offset, exit_code, signal, killed) -> Analysis:
+    """No error in the log: the scheduler's exit status is all we have."""
+    if killed:
+        exception_type, category, confidence, rule = "OOMKilled", "cpu_oom", 0.7, "cpu_oom.exit_code_sigkill"
+        how = ", ".join(f"{k} {v}" for k, v in (("exit code", exit_code), ("signal", signal)) if v is not None)
+        message = f"process killed ({how}) with no error in its log"
+    else:
+        exception_type, category, confidence, rule = "", "unclassified", 0.1, "unclassified.no_failure_in_log"
+        message = f"no failure found in the log (exit code {exit_code})" if exit_code is not None else \
+            "no failure found in the log"
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=None)
+    category_ = CATEGORIES[category]
+    return Analysis(
+        found=False, failure_line=lines[last] if last is not None else "",
+        failure_line_number=line_offset + last + 1 if last is not None else None,
+        exception_type=exception_type, message=message, traceback="", user_frame="",
+        excerpt="\n".join(lines[-EXCERPT_BEFORE:]), excerpt_start_line=line_offset + max(0, len(lines) - EXCERPT_BEFORE) + 1,
+        stage=_stage([], lines, len(lines), category), category=category, dimension=category_.dimension,
+        confidence=confidence, rule=rule, evidence=message, retry_advice=category_.retry_advice,
+        tagger_version=tagger.TAGGER_VERSION,
+        masked_message=normalise.masked_message(exception_type, message),
+        fingerprint=normalise.fingerprint(exception_type, message), normaliser_version=normalise.NORMALISER_VERSION,
+    )
+
+
+def _nonblank_after(lines: list[str], index: int) -> int:
+    return sum(1 for line in lines[index + 1:] if line.strip())
+
+
+def _is_user_frame(frame: parser.Frame) -> bool:
+    return not _LIBRARY_PATH.search(frame.file)
+
+
+def _user_frame(frames: list[parser.Frame]) -> parser.Frame | None:
+    return next((f for f in reversed(frames) if _is_user_frame(f)), None)
+
+
+def _stage(frames: list[parser.Frame], lines: list[str], before: int, category: str) -> str:
+    for line in reversed(lines[:before]):
+        m = _HOOK_MARKER.search(line)
+        if m:
+            return m.group(1)
+    # Innermost user frames first: "evaluate -> model.forward" is evaluation, not training.
+    user_functions = [f.function for f in reversed(frames) if _is_user_frame(f) and f.function]
+    for function in user_functions:
+        if function == "<module>":
+            continue
+        for stage, pattern in _STAGE_BY_FUNCTION:
+            if pattern.search(function):
+                return stage
+    for line in reversed(lines[max(0, before - 400):before]):
+        for stage, pattern in _STAGE_BY_LOG:
+            if pattern.search(line):
+                return stage
+    if category in _INITIALIZATION_CATEGORIES or (user_functions and set(user_functions) <= {"<module>", "main"}):
+        return "initialization"
+    return "unknown"
+
+
+def _traceback_text(lines: list[str], failure: parser.Failure) -> str:
+    first = failure.chain[0].start_index if failure.chain else failure.start_index
+    end = failure.line_index + 1 + min(len(failure.message.splitlines()) - 1, 30) if failure.message else failure.line_index + 1
+    block = lines[first:max(end, failure.line_index + 1)]
+    if len(block) > MAX_TRACEBACK_LINES:
+        block = block[:20] + [f"... {len(block) - MAX_TRACEBACK_LINES} lines omitted ..."] + block[-(MAX_TRACEBACK_LINES - 20):]
+    return "\n".join(block)
