@@ -25,7 +25,9 @@ _LEVEL = re.compile(r"^(?:\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?)(
 
 TRACEBACK_HEADER = re.compile(
     r"^\s*(?:Original )?Traceback \(most recent call last\):?\s*$"
-    r"|^(?P<nbtype>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)")
+    r"|^(?P<nbtype>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)"
+    # rich / typer / transformers pretty tracebacks: a box whose top border names it.
+    r"|^\s*╭─+ Traceback \(most recent call last\) ─+╮\s*$")
 _CHAIN_MARKERS = (
     "During handling of the above exception, another exception occurred",
     "The above exception was the direct cause of the following exception",
@@ -36,6 +38,13 @@ _IPY_FRAME = re.compile(r"^(?:File (?P<file>\S+?):(?P<line>\d+)(?:, in (?P<func>
 _EXC_NAME = (r"(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)"
              r"|StopIteration|KeyboardInterrupt|GeneratorExit|Exception|Error)")
 EXCEPTION_LINE = re.compile(rf"^(?P<type>{_EXC_NAME})(?::\s?(?P<msg>.*)|\s*)$")
+# At the end of a traceback Python prints "type: message" whatever the class is called
+# (zipfile.BadZipFile, socket.timeout, re.error, tokenizers' bare Exception), so there any
+# dotted identifier followed by a colon is the exception.
+_TB_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*):(?:\s(?P<msg>.*))?$")
+# A frame of a rich-style traceback: "│ /path/to/file.py:113 in from_pretrained          │".
+_RICH_FRAME = re.compile(r"^\s*│\s*(?P<file>\S+?\.\w+):(?P<line>\d+) in (?P<func>\S+)\s*│?\s*$")
+_RICH_BOX = ("│", "╭", "╰")
 # Exception types that only wrap the real failure of a child process or worker.
 WRAPPERS = re.compile(
     r"(?:^|\.)(?:ChildFailedError|CalledProcessError|ProcessRaisedException|ProcessExitedException"
@@ -57,7 +66,24 @@ _NATIVE = [
     (re.compile(r"^(?P<prog>[\w./-]+\.py|[\w.-]+): error: (?P<msg>.+)$"), "argparse"),
     (re.compile(r"^(?:/bin/\w+|bash|sh): (?:line \d+: )?\S+: (?:command not found|No such file or directory)$"), "Shell"),
     (re.compile(r"\bloss\b[^\n]{0,40}\b(?:nan|inf)\b[^\n]{0,60}\b(?:stop|abort|exit|terminat|diverg|halt)", re.I), "LossNaN"),
+    # CUDA errors logged as plain text (`print(e)`, `logger.error(str(e))`, C++ launchers): the
+    # message of torch's OOM / CUDA runtime errors without an exception type in front.
+    (re.compile(r"^(?:CUDA out of memory\.|CUDA error: \w|cuda runtime error \(\d+\) ?: \w|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+)"),
+     "CudaError"),
 ]
+# Lua (Torch7) errors: "<interpreter>: <file>.lua:<line>: <message>" followed by "stack traceback:".
+_LUA_TRACEBACK = "stack traceback:"
+_LUA_INTERPRETER = re.compile(r"^\S*?(?:lua\w*|th|luajit): ")
+# A logger's warning line right before a traceback: the traceback was logged, not raised
+# (logger.warning(..., exc_info=True)); it did not end the job unless nothing else did.
+_WARNING_LEVELS = ("WARN", "WARNING")
+# The shell's or the C runtime's report of a process dying; it explains nothing when a failure
+# was printed just before it (terminate called ... / a traceback, then "Aborted (core dumped)").
+_DEATH_REPORT = re.compile(r"^(?:Aborted|Segmentation fault|Bus error)\b|core dumped", re.I)
+# An exception named inside a line rather than at its start: "报错：ImportError: ...",
+# pytest's "E   ValueError: ...", "[stderr] KeyError: 'x'". Used only when nothing else is found.
+_EMBEDDED_EXCEPTION = re.compile(
+    r"(?:^|[\s:：>\]|)])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)):\s(?P<msg>\S.*)$")
 
 
 @dataclass
@@ -82,6 +108,7 @@ class Failure:
     chain: list["Failure"] = field(default_factory=list)  # earlier exceptions it was raised from
     kind: str = "python"                # python | cpp | argparse | OOMKilled | Killed | ... | exit_code
     rank: str = ""                      # rank prefix of the line, when the launcher added one
+    suppressed: bool = False            # logged as a warning: terminal only if nothing else is
 
     @property
     def short_type(self) -> str:
@@ -118,7 +145,8 @@ def strip_prefixes(line: str) -> tuple[str, str, str]:
 
 
 def _is_frame_line(body: str) -> bool:
-    return body.startswith((" ", "\t")) or bool(_IPY_FRAME.match(body)) or body.startswith(("---->", "-->"))
+    return (body.startswith((" ", "\t")) or bool(_IPY_FRAME.match(body)) or body.startswith(("---->", "-->"))
+            or body.lstrip().startswith(_RICH_BOX))
 
 
 def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int]:
@@ -129,7 +157,7 @@ def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int
     n = len(bodies)
     while i < n:
         body = bodies[i]
-        m = _FRAME.match(body) or _IPY_FRAME.match(body)
+        m = _FRAME.match(body) or _IPY_FRAME.match(body) or _RICH_FRAME.match(body)
         if m:
             d = m.groupdict()
             file = d.get("file") or d.get("nbfile") or "<cell>"
@@ -145,7 +173,7 @@ def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int
         i += 1
     if i >= n:
         return None, i
-    m = EXCEPTION_LINE.match(bodies[i].strip())
+    m = EXCEPTION_LINE.match(bodies[i].strip()) or _TB_EXCEPTION_LINE.match(bodies[i].strip())
     if not m:
         # A traceback ending in a line we cannot read as "Type: message" (e.g. a bare "Killed")
         # still tells us the job failed there; say what the line says.
@@ -189,6 +217,7 @@ def find_failures(lines: list[str]) -> list[Failure]:
                 if i <= ignored_until + 1:
                     pass  # an "Exception ignored in ..." block: not what ended the job
                 else:
+                    failure.suppressed = _after_warning(parsed, i)
                     chained = any(c in bodies[k] for k in range(end, min(end + 3, n)) for c in _CHAIN_MARKERS)
                     if chained:
                         pending_chain.append(failure)
@@ -209,8 +238,13 @@ def find_failures(lines: list[str]) -> list[Failure]:
             continue
         stripped = body.strip()
         m = EXCEPTION_LINE.match(stripped) if not body[:1].isspace() else None
-        if m and m.group("msg") is not None and not _looks_like_prose(m.group("type")):
+        if m and m.group("msg") is not None and (not _looks_like_prose(m.group("type"))
+                                                 or _after_rich_box(bodies, k)):
             failures.append(Failure(m.group("type"), (m.group("msg") or "").strip(), k, k, rank=rank))
+            continue
+        if k + 1 < n and bodies[k + 1].strip() == _LUA_TRACEBACK:
+            failures.append(Failure("LuaError", _LUA_INTERPRETER.sub("", stripped, count=1), k, k,
+                                    kind="lua", rank=rank))
             continue
         for pattern, kind in _NATIVE:
             nm = pattern.search(stripped)
@@ -227,8 +261,41 @@ def find_failures(lines: list[str]) -> list[Failure]:
             else:
                 failures.append(Failure(kind, stripped, k, k, kind=kind, rank=rank))
             break
+    if not failures:
+        failures = _embedded_failures(parsed)
     failures.sort(key=lambda f: f.line_index)
     return [f for f in failures if not _is_retried(f, bodies)]
+
+
+def _after_warning(parsed: list[tuple[str, str, str]], k: int) -> bool:
+    """Is the line before the traceback at `k` (the logger's message) a warning?"""
+    for j in range(k - 1, max(-1, k - 3), -1):
+        if parsed[j][0].strip():
+            return parsed[j][1] in _WARNING_LEVELS
+    return False
+
+
+def _after_rich_box(bodies: list[str], k: int) -> bool:
+    """A rich-style traceback box ended just before line `k`: the line is its exception, even
+    when its type is a bare `Exception` (as raised by tokenizers and many Rust bindings)."""
+    for j in range(k - 1, max(-1, k - 3), -1):
+        if bodies[j].strip():
+            return bodies[j].lstrip().startswith("╰")
+    return False
+
+
+def _embedded_failures(parsed: list[tuple[str, str, str]]) -> list[Failure]:
+    found = []
+    for k, (body, level, rank) in enumerate(parsed):
+        if level in _WARNING_LEVELS or "Error" not in body and "Exception" not in body:
+            continue
+        m = _EMBEDDED_EXCEPTION.search(body[:MAX_EMBEDDED_SCAN])
+        if m and not _looks_like_prose(m.group("type")):
+            found.append(Failure(m.group("type"), m.group("msg").strip(), k, k, kind="embedded", rank=rank))
+    return found
+
+
+MAX_EMBEDDED_SCAN = 2000
 
 
 def _looks_like_prose(exc_type: str) -> bool:
@@ -264,6 +331,10 @@ def terminating_failure(failures: list[Failure], lines: list[str]) -> Failure | 
     """The failure that ended the job: the last one, unless it only wraps a child's failure."""
     if not failures:
         return None
+    failures = [f for f in failures if not f.suppressed] or failures
+    while (len(failures) > 1 and failures[-1].kind == "Fatal" and _DEATH_REPORT.search(failures[-1].message)
+           and failures[-1].line_index - failures[-2].line_index <= 40):
+        failures = failures[:-1]
     last = failures[-1]
     if not last.is_wrapper:
         return last

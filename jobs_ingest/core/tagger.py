@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .taxonomy import CATEGORIES
 
-TAGGER_VERSION = "1"
+TAGGER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,9 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|dimension (?:mismatch|out of range \(expected to be in range)|Input contains \d+ features? but .* expect"
      r"|expected (?:min_)?ndim=\d+, found ndim=\d+|has \d+ features?, but .* is expecting \d+ features"
      r"|Expected \d+D \(unbatched\) or \d+D \(batched\) input|number of dims don't match|must have the same shape"
-     r"|Expected size \d+ but got size \d+|Error when checking (?:input|target): expected"),
+     r"|Expected size \d+ but got size \d+|Error when checking (?:input|target): expected"
+     # TF/Keras losses: logits and labels disagree in their leading (batch) dimension.
+     r"|must have the same first dimension"),
     ("illegal_index.device_assert", "illegal_index", 0.9,
      r"index out of bounds|t >= 0 && t < n_classes|srcIndex < srcSelectDimSize|indices\[[\d,\s]*\] = -?\d+ is not in"
      r"|Target -?\d+ is out of bounds|index out of range in self"),
@@ -120,7 +122,10 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Only one class present in y_true|needs samples of at least 2 classes|contains only one class"
      r"|Input (?:X |y )?contains (?:NaN|infinity)|Error tokenizing data|EmptyDataError|No columns to parse"
      r"|CRC check failed|crc mismatch|unexpected end of (?:file|data|stream)|Corrupt JPEG|truncated (?:file|record|data)"
-     r"|file signature not found|HDF5 .*(?:truncated|corrupt)|Invalid magic number|ParserError"),
+     r"|file signature not found|HDF5 .*(?:truncated|corrupt)|Invalid magic number|ParserError"
+     # serde_json's wording, surfaced by Rust bindings such as tokenizers as a bare Exception
+     # when a tokenizer.json / config file is empty, truncated or not JSON.
+     r"|expected value at line \d+ column \d+|EOF while parsing an? \w+ at line|trailing characters at line \d+"),
     # --- Execution environment.
     ("library_not_found.native", "library_not_found", 0.96,
      r"cannot open shared object file|undefined symbol|DLL load failed|Could not load dynamic library"
