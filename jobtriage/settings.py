@@ -110,3 +110,7 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", 3600))
     STORAGES = {"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
                 "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}
+
+CELERY_BEAT_SCHEDULE = {
+    "requeue-pending": {"task": "jobs_ingest.tasks.requeue_pending", "schedule": 300.0},
+}

@@ -1,0 +1,99 @@
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from jobs_ingest import services
+from jobs_ingest.jobspec import JobSpecError, parse_job
+from jobs_ingest.models import Failure, Job
+from jobs_ingest.progress import Progress
+
+MAX_MANIFEST_LINE = 1024 * 1024
+LOG_SUFFIXES = {".log", ".txt", ".out", ".err"}
+
+
+class Command(BaseCommand):
+    help = ("Ingest a folder of job logs. With PATH/manifest.jsonl (one job's metadata per line, see "
+            "docs/ingest.md) each line names its log; without one, every *.log/*.txt/*.out/*.err file is "
+            "a failed job of platform 'dir'. Jobs are queued for the Celery worker; --wait waits for them.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        parser.add_argument("--manifest", default="manifest.jsonl", help="manifest file name inside PATH")
+        parser.add_argument("--wait", action="store_true", help="wait until the worker analysed and indexed them")
+        parser.add_argument("--timeout", type=float, default=600, help="seconds to wait with --wait")
+
+    def handle(self, path, manifest, wait, timeout, **options):
+        root = Path(path)
+        if not root.is_dir():
+            raise CommandError(f"{root} is not a folder")
+        entries = list(self._entries(root, root / manifest))
+        started = time.monotonic()
+        job_ids, created, errors = [], 0, []
+        with Progress(len(entries), "ingest_dir: receiving") as bar:
+            for where, data in entries:
+                try:
+                    if isinstance(data, Exception):
+                        raise data
+                    spec = parse_job(data)
+                    log_path = (root / spec.log) if spec.log else None
+                    if log_path is not None and not log_path.is_file():
+                        raise ValueError(f"log file {spec.log} not found in {root}")
+                    if log_path is not None:
+                        with open(log_path, "rb") as stream:
+                            received = services.receive_job(spec, stream)
+                    else:
+                        received = services.receive_job(spec, None)
+                    job_ids.append(received.job.pk)
+                    created += received.created
+                except (JobSpecError, ValueError, OSError) as exc:
+                    errors.append(f"{where}: {exc}")
+                bar.advance()
+        for message in errors:
+            self.stderr.write(f"ingest_dir: rejected {message}")
+        analysed = self._wait(job_ids, timeout) if wait and job_ids else None
+        summary = (f"ingest_dir: {len(job_ids)} jobs received ({created} new, {len(job_ids) - created} updated), "
+                   f"{len(errors)} rejected")
+        if analysed is not None:
+            summary += f"; {analysed} analysed and indexed"
+        self.stdout.write(f"{summary} in {time.monotonic() - started:.1f} s")
+        if errors or (analysed is not None and analysed < len(job_ids)):
+            raise CommandError("some jobs were rejected or not processed; see the messages above")
+
+    def _entries(self, root: Path, manifest: Path):
+        """(location for messages, metadata dict or the error reading it)."""
+        if not manifest.is_file():
+            for log in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES):
+                relative = log.relative_to(root).as_posix()
+                yield relative, {"platform": "dir", "external_id": relative, "status": "failed", "name": log.stem,
+                                 "log": relative}
+            return
+        with open(manifest, "rb") as lines:
+            for number, raw in enumerate(lines, 1):
+                where = f"{manifest.name}:{number}"
+                if len(raw) > MAX_MANIFEST_LINE:
+                    yield where, ValueError(f"line longer than {MAX_MANIFEST_LINE} bytes")
+                    continue
+                if not raw.strip():
+                    continue
+                try:
+                    yield where, json.loads(raw.decode("utf-8"))
+                except (ValueError, RecursionError) as exc:
+                    yield where, ValueError(f"invalid JSON: {str(exc)[:200]}")
+
+    def _wait(self, job_ids: list[int], timeout: float) -> int:
+        deadline = time.monotonic() + timeout
+        with Progress(len(job_ids), "ingest_dir: analysing") as bar:
+            while True:
+                pending = Job.objects.filter(pk__in=job_ids, ingest_state=Job.Ingest.QUEUED).count()
+                unindexed = Failure.objects.filter(job_id__in=job_ids, indexed_at__isnull=True).count()
+                errored = Job.objects.filter(pk__in=job_ids, ingest_state=Job.Ingest.ERROR).count()
+                done = len(job_ids) - pending - unindexed - errored
+                bar.set(done)
+                if pending + unindexed == 0 or time.monotonic() > deadline:
+                    if pending + unindexed:
+                        self.stderr.write(f"ingest_dir: timed out: {pending} jobs not analysed, {unindexed} not "
+                                          "indexed (is the Celery worker running?)")
+                    return done
+                time.sleep(0.25)

@@ -1,0 +1,185 @@
+"""Facts: what the platform told us about a job, and what we derived mechanically from its log.
+
+People's judgments (confirmed labels, root causes, fixes) live in the triage app, never here.
+"""
+import hashlib
+import secrets
+
+from django.db import models
+from django.utils import timezone
+from django.db.models import Count, Max, Min, Sum
+
+from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, RETRY_ADVICE, STAGES
+
+CATEGORY_CHOICES = [(c.id, c.name) for c in CATEGORIES.values()]
+DIMENSION_CHOICES = list(DIMENSIONS.items())
+STAGE_CHOICES = list(STAGES.items())
+RETRY_CHOICES = list(RETRY_ADVICE.items())
+
+
+class Job(models.Model):
+    class Ingest(models.TextChoices):
+        QUEUED = "queued"
+        ANALYSED = "analysed"
+        ERROR = "error"
+
+    platform = models.CharField(max_length=64)
+    external_id = models.CharField(max_length=255)
+    name = models.CharField(max_length=255, blank=True)
+    submitter = models.CharField(max_length=150, blank=True, db_index=True)
+    team = models.CharField(max_length=150, blank=True, db_index=True)
+    status = models.CharField(max_length=32, db_index=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    gpus = models.PositiveIntegerField(default=0)
+    exit_code = models.IntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=16, blank=True)
+    command = models.TextField(blank=True)
+    code_version = models.CharField(max_length=255, blank=True)
+    image = models.CharField(max_length=512, blank=True)
+    log_path = models.CharField(max_length=1024, blank=True, help_text="relative to JOBTRIAGE_LOG_DIR")
+    log_bytes = models.BigIntegerField(default=0)
+    log_sha256 = models.CharField(max_length=64, blank=True)
+    extra = models.JSONField(default=dict, blank=True, help_text="metadata fields we do not model")
+    ingest_state = models.CharField(max_length=16, choices=Ingest.choices, default=Ingest.QUEUED, db_index=True)
+    ingest_error = models.TextField(blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["platform", "external_id"], name="job_platform_external_id")]
+        indexes = [models.Index(fields=["submitter", "name", "ended_at"])]
+
+    def __str__(self):
+        return f"{self.platform}:{self.external_id}"
+
+    @property
+    def gpu_seconds(self) -> float:
+        return sum(a.gpu_seconds for a in self.attempts.all())
+
+
+class Attempt(models.Model):
+    """One run of the job; retries and requeues are further attempts. GPU cost is summed over them."""
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveIntegerField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    gpus = models.PositiveIntegerField(default=0)
+    exit_code = models.IntegerField(null=True, blank=True)
+    status = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        ordering = ["number"]
+        constraints = [models.UniqueConstraint(fields=["job", "number"], name="attempt_job_number")]
+
+    @property
+    def gpu_seconds(self) -> float:
+        if not (self.started_at and self.ended_at) or self.ended_at < self.started_at:
+            return 0.0
+        return self.gpus * (self.ended_at - self.started_at).total_seconds()
+
+
+class Signature(models.Model):
+    """Failures with the same fingerprint (one normaliser version) form one signature."""
+    fingerprint = models.CharField(max_length=64)
+    normaliser_version = models.CharField(max_length=16)
+    exception_type = models.CharField(max_length=255, blank=True)
+    masked_message = models.TextField()
+    category = models.CharField(max_length=32, choices=CATEGORY_CHOICES, db_index=True,
+                                help_text="automatic category of its latest failure")
+    first_seen = models.DateTimeField(null=True, db_index=True)
+    last_seen = models.DateTimeField(null=True, db_index=True)
+    failure_count = models.PositiveIntegerField(default=0)
+    gpu_seconds = models.FloatField(default=0, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["fingerprint", "normaliser_version"],
+                                               name="signature_fingerprint_version")]
+
+    def __str__(self):
+        return f"{self.fingerprint} {self.masked_message[:60]}"
+
+    def refresh_stats(self) -> None:
+        """Recount from its failures (idempotent: safe after a re-analysis moved a failure)."""
+        stats = self.failures.aggregate(
+            n=Count("id"), gpu=Sum("gpu_seconds"), first=Min("job__ended_at"), last=Max("job__ended_at"),
+            first_received=Min("job__received_at"), last_received=Max("job__received_at"))
+        Signature.objects.filter(pk=self.pk).update(
+            failure_count=stats["n"], gpu_seconds=stats["gpu"] or 0,
+            first_seen=stats["first"] or stats["first_received"], last_seen=stats["last"] or stats["last_received"])
+        self.refresh_from_db(fields=["failure_count", "gpu_seconds", "first_seen", "last_seen"])
+
+
+class Failure(models.Model):
+    """The failure that terminated a job, as derived from its log by the pure core."""
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="failure")
+    signature = models.ForeignKey(Signature, on_delete=models.PROTECT, related_name="failures")
+    found = models.BooleanField(default=True, help_text="False when the log shows no failure")
+    failure_line = models.TextField(blank=True)
+    failure_line_number = models.PositiveIntegerField(null=True, blank=True)
+    exception_type = models.CharField(max_length=255, blank=True, db_index=True)
+    message = models.TextField(blank=True)
+    traceback = models.TextField(blank=True)
+    user_frame = models.CharField(max_length=512, blank=True)
+    excerpt = models.TextField(blank=True)
+    excerpt_start_line = models.PositiveIntegerField(default=1)
+    stage = models.CharField(max_length=32, choices=STAGE_CHOICES, db_index=True)
+    gpu_seconds = models.FloatField(default=0, help_text="GPUs x wall time, summed over all attempts")
+    category = models.CharField(max_length=32, choices=CATEGORY_CHOICES, db_index=True)
+    dimension = models.CharField(max_length=32, choices=DIMENSION_CHOICES, db_index=True)
+    confidence = models.FloatField()
+    rule = models.CharField(max_length=128)
+    evidence = models.TextField(blank=True)
+    tagger_version = models.CharField(max_length=16)
+    retry_advice = models.CharField(max_length=32, choices=RETRY_CHOICES)
+    analysed_at = models.DateTimeField(auto_now=True)
+    indexed_at = models.DateTimeField(null=True, blank=True, db_index=True,
+                                      help_text="when Elasticsearch last received this version; null = pending")
+
+    def __str__(self):
+        return f"{self.job} {self.category}"
+
+    @property
+    def gpu_hours(self) -> float:
+        return self.gpu_seconds / 3600
+
+
+class IngestToken(models.Model):
+    """A revocable API token for a scheduler or webhook, optionally limited to one platform or team.
+
+    Only a hash of the token is stored; the token itself is shown once, when it is issued.
+    """
+    name = models.CharField(max_length=100)
+    key_hash = models.CharField(max_length=64, unique=True)
+    key_prefix = models.CharField(max_length=8, help_text="first characters, to recognise a token")
+    platform = models.CharField(max_length=64, blank=True, help_text="blank = any platform")
+    team = models.CharField(max_length=150, blank=True, help_text="blank = any team")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.name} ({self.key_prefix}…)"
+
+    @staticmethod
+    def hash_key(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    @classmethod
+    def issue(cls, name: str, platform: str = "", team: str = "") -> tuple["IngestToken", str]:
+        key = "jt_" + secrets.token_urlsafe(32)
+        token = cls.objects.create(name=name, key_hash=cls.hash_key(key), key_prefix=key[:8],
+                                   platform=platform, team=team)
+        return token, key
+
+    @classmethod
+    def authenticate(cls, key: str) -> "IngestToken | None":
+        token = cls.objects.filter(key_hash=cls.hash_key(key), revoked_at__isnull=True).first()
+        if token:
+            cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        return token
+
+    def allows(self, platform: str, team: str) -> bool:
+        return (not self.platform or self.platform == platform) and (not self.team or self.team == team)

@@ -1,0 +1,198 @@
+"""Ingestion actions: receive a job, analyse its log, index its failure.
+
+PostgreSQL is written first and is the source of truth; Elasticsearch is fed afterwards, by a task
+queued on commit, and can always be rebuilt with `manage.py reindex`.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterable
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from jobs_ingest import search_index
+from jobs_ingest.core import analyse_log, analyse_text
+from jobs_ingest.jobspec import SUCCESS_STATUSES, JobSpec, looks_binary
+from jobs_ingest.models import Attempt, Failure, Job, Signature
+
+log = logging.getLogger(__name__)
+COPY_CHUNK = 1024 * 1024
+
+
+class LogRejected(ValueError):
+    """The log cannot be stored (too large, binary, unreadable); nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Received:
+    job: Job
+    created: bool
+
+
+def store_log(stream: BinaryIO) -> tuple[str, int, str]:
+    """Copy a log into JOBTRIAGE_LOG_DIR, content-addressed, in bounded memory.
+    Returns (path relative to the log dir, size in bytes, sha256)."""
+    log_dir = Path(settings.JOBTRIAGE_LOG_DIR)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    digest, size, limit = hashlib.sha256(), 0, settings.JOBTRIAGE_MAX_LOG_BYTES
+    fd, tmp = tempfile.mkstemp(dir=log_dir, prefix=".incoming-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            first = True
+            while chunk := stream.read(COPY_CHUNK):
+                if first and looks_binary(chunk[:8192]):
+                    raise LogRejected("the log looks like binary data, not text (many NUL/control bytes)")
+                first = False
+                size += len(chunk)
+                if size > limit:
+                    raise LogRejected(f"the log is larger than the limit of {limit} bytes (JOBTRIAGE_MAX_LOG_BYTES)")
+                digest.update(chunk)
+                out.write(chunk)
+        sha = digest.hexdigest()
+        relative = Path(sha[:2]) / f"{sha}.log"
+        (log_dir / relative).parent.mkdir(exist_ok=True)
+        os.replace(tmp, log_dir / relative)
+        return str(relative), size, sha
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def receive_job(spec: JobSpec, log_stream: BinaryIO | None) -> Received:
+    """Store (or update) a job and its log and queue its analysis. Idempotent on platform +
+    external id: sending the same job twice leaves one job."""
+    stored = store_log(log_stream) if log_stream is not None else None
+    fields = {name: getattr(spec, name) for name in (
+        "name", "submitter", "team", "status", "submitted_at", "started_at", "ended_at", "gpus", "exit_code",
+        "signal", "command", "code_version", "image")}
+    fields["exit_code"] = spec.exit_code
+    fields["extra"] = spec.extra
+    fields["ingest_state"] = Job.Ingest.QUEUED
+    fields["ingest_error"] = ""
+    if stored:
+        fields["log_path"], fields["log_bytes"], fields["log_sha256"] = stored
+    with transaction.atomic():
+        job, created = Job.objects.select_for_update().update_or_create(
+            platform=spec.platform, external_id=spec.external_id, defaults=fields)
+        if spec.attempts:
+            job.attempts.all().delete()
+            Attempt.objects.bulk_create(Attempt(
+                job=job, number=a.number, started_at=a.started_at, ended_at=a.ended_at, gpus=a.gpus,
+                exit_code=a.exit_code, status=a.status) for a in spec.attempts)
+        transaction.on_commit(lambda: enqueue_analysis(job.pk))
+    return Received(job, created)
+
+
+def enqueue_analysis(job_id: int) -> None:
+    """Queue the analysis; if the broker is down the job stays QUEUED and `requeue_pending` (run by
+    beat) queues it again later, so an accepted job is never dropped."""
+    from jobs_ingest.tasks import analyse_job
+    try:
+        analyse_job.delay(job_id)
+    except Exception as exc:  # kombu raises several types for an unreachable broker
+        log.warning("job %s stored but not queued (broker unavailable: %s); requeue_pending will retry", job_id, exc)
+
+
+def analyse(job_id: int) -> Failure | None:
+    """Analyse a stored job's log and store its failure and signature. Safe to run twice."""
+    job = Job.objects.get(pk=job_id)
+    if not job.status or job.status in SUCCESS_STATUSES:
+        Job.objects.filter(pk=job_id).update(ingest_state=Job.Ingest.ANALYSED, ingest_error="")
+        return None
+    path = Path(settings.JOBTRIAGE_LOG_DIR) / job.log_path if job.log_path else None
+    try:
+        if path is not None:
+            analysis = analyse_log(path, exit_code=job.exit_code, signal=job.signal or None)
+        else:
+            analysis = analyse_text("", exit_code=job.exit_code, signal=job.signal or None)
+    except OSError as exc:
+        Job.objects.filter(pk=job_id).update(ingest_state=Job.Ingest.ERROR, ingest_error=f"log unreadable: {exc}")
+        raise
+    facts = analysis.as_dict()
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        signature, _ = Signature.objects.get_or_create(
+            fingerprint=analysis.fingerprint, normaliser_version=analysis.normaliser_version,
+            defaults={"exception_type": analysis.exception_type[:255], "masked_message": analysis.masked_message,
+                      "category": analysis.category})
+        previous = Failure.objects.filter(job=job).values_list("signature_id", flat=True).first()
+        gpu_seconds = sum(a.gpu_seconds for a in job.attempts.all())
+        failure, _ = Failure.objects.update_or_create(job=job, defaults={
+            "signature": signature, "gpu_seconds": gpu_seconds, "indexed_at": None,
+            **{k: facts[k] for k in FAILURE_FIELDS}})
+        Signature.objects.filter(pk=signature.pk).update(category=analysis.category)
+        signature.refresh_stats()
+        if previous and previous != signature.pk:
+            Signature.objects.get(pk=previous).refresh_stats()
+        job.ingest_state, job.ingest_error = Job.Ingest.ANALYSED, ""
+        job.save(update_fields=["ingest_state", "ingest_error", "updated_at"])
+        transaction.on_commit(lambda: enqueue_indexing([failure.pk]))
+    log.info("job %s analysed: %s (%s, rule %s) signature %s", job, analysis.category, analysis.confidence,
+             analysis.rule, analysis.fingerprint)
+    return failure
+
+
+FAILURE_FIELDS = ("found", "failure_line", "failure_line_number", "exception_type", "message", "traceback",
+                  "user_frame", "excerpt", "excerpt_start_line", "stage", "category", "dimension", "confidence",
+                  "rule", "evidence", "tagger_version", "retry_advice")
+
+
+def enqueue_indexing(failure_ids: list[int]) -> None:
+    from jobs_ingest.tasks import index_failures
+    try:
+        index_failures.delay(failure_ids)
+    except Exception as exc:
+        log.warning("failures %s not queued for indexing (%s); `reindex --pending` will index them", failure_ids, exc)
+
+
+def es_client():
+    return search_index.make_client(settings.ELASTICSEARCH_URL)
+
+
+def failure_documents(failures: Iterable[Failure]) -> Iterable[dict]:
+    for failure in failures:
+        job = failure.job
+        yield {
+            "failure_id": str(failure.pk), "job_id": str(job.pk), "signature_id": str(failure.signature_id),
+            "fingerprint": failure.signature.fingerprint, "platform": job.platform, "external_id": job.external_id,
+            "submitter": job.submitter, "team": job.team, "status": job.status, "job_name": job.name,
+            "exception_type": failure.exception_type, "user_frame": failure.user_frame, "stage": failure.stage,
+            "category": failure.category, "dimension": failure.dimension, "rule": failure.rule,
+            "retry_advice": failure.retry_advice, "tagger_version": failure.tagger_version,
+            "normaliser_version": failure.signature.normaliser_version,
+            "message": failure.message, "masked_message": failure.signature.masked_message,
+            "failure_line": failure.failure_line, "traceback": failure.traceback, "excerpt": failure.excerpt,
+            "gpus": job.gpus, "attempts": len(job.attempts.all()), "gpu_hours": failure.gpu_hours,
+            "confidence": failure.confidence, "failure_line_number": failure.failure_line_number,
+            "submitted_at": job.submitted_at, "started_at": job.started_at, "ended_at": job.ended_at,
+            "ingested_at": failure.analysed_at,
+        }
+
+
+def failures_for_index():
+    return Failure.objects.select_related("job", "signature").prefetch_related("job__attempts").order_by("pk")
+
+
+def index_failures(failure_ids: list[int]) -> int:
+    """Push these failures (their current database state) to Elasticsearch; mark them indexed."""
+    failures = list(failures_for_index().filter(pk__in=failure_ids))
+    if not failures:
+        return 0
+    started = timezone.now()
+    client = es_client()
+    search_index.ensure_index(client, settings.ES_INDEX_PREFIX)
+    ok, errors = search_index.bulk_index(client, settings.ES_INDEX_PREFIX, failure_documents(failures))
+    if errors:
+        log.error("indexing errors for failures %s: %s", failure_ids, errors[:3])
+    failed = {str(e.get("index", e).get("_id")) for e in errors} if errors else set()
+    done = [f.pk for f in failures if str(f.pk) not in failed]
+    # Only mark what was not changed again since we read it (a newer analysis re-queues itself).
+    Failure.objects.filter(pk__in=done, analysed_at__lte=started).update(indexed_at=timezone.now())
+    return ok

@@ -1,0 +1,105 @@
+"""The ingestion API: POST /api/v1/jobs (token auth) and GET /api/v1/jobs/<id>.
+
+Errors are JSON with a message and, for bad metadata, one entry per field. Nothing already stored
+is changed by a rejected request.
+"""
+import io
+import json
+from functools import wraps
+
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from jobs_ingest import services
+from jobs_ingest.jobspec import JobSpecError, parse_job
+from jobs_ingest.models import IngestToken, Job
+
+
+def error(status: int, message: str, **extra) -> JsonResponse:
+    return JsonResponse({"error": message, **extra}, status=status)
+
+
+def token_required(view):
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        header = request.headers.get("Authorization", "")
+        scheme, _, key = header.partition(" ")
+        if scheme.lower() not in ("token", "bearer") or not key.strip():
+            return error(401, "authentication required: send 'Authorization: Token <key>'")
+        token = IngestToken.authenticate(key.strip())
+        if token is None:
+            return error(401, "invalid or revoked token")
+        request.ingest_token = token
+        return view(request, *args, **kwargs)
+    return wrapper
+
+
+def _read_request(request):
+    """(metadata dict, log stream or None) from a JSON body or a multipart form."""
+    content_type = request.content_type or ""
+    if content_type == "application/json":
+        try:
+            data = json.loads(request.body)
+        except (ValueError, RecursionError) as exc:
+            raise JobSpecError({"body": f"is not valid JSON: {str(exc)[:200]}"}) from None
+        if not isinstance(data, dict):
+            raise JobSpecError({"body": "must be a JSON object"})
+        log_text = data.pop("log_text", None)
+        if log_text is not None and not isinstance(log_text, str):
+            raise JobSpecError({"log_text": "must be a string"})
+        return data, io.BytesIO(log_text.encode("utf-8", errors="replace")) if log_text is not None else None
+    if content_type == "multipart/form-data":
+        raw = request.POST.get("metadata")
+        if raw is None:
+            raise JobSpecError({"metadata": "form field is required (the job's metadata as JSON)"})
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise JobSpecError({"metadata": f"is not valid JSON: {str(exc)[:200]}"}) from None
+        upload = request.FILES.get("log")
+        return data, upload.file if upload is not None else None
+    raise ValueError(content_type)
+
+
+@csrf_exempt
+@require_POST
+@token_required
+def submit_job(request):
+    try:
+        data, log_stream = _read_request(request)
+        spec = parse_job(data)
+    except JobSpecError as exc:
+        return error(400, "invalid job metadata", fields=exc.fields)
+    except ValueError as exc:
+        return error(415, f"unsupported content type '{exc}': send application/json or multipart/form-data")
+    if not request.ingest_token.allows(spec.platform, spec.team):
+        return error(403, "this token may not submit jobs for this platform or team")
+    try:
+        received = services.receive_job(spec, log_stream)
+    except services.LogRejected as exc:
+        return error(413 if "larger" in str(exc) else 400, str(exc))
+    job = received.job
+    return JsonResponse({
+        "id": job.pk, "platform": job.platform, "external_id": job.external_id, "created": received.created,
+        "url": request.build_absolute_uri(reverse("job-detail", args=[job.pk])),
+        "status_url": request.build_absolute_uri(reverse("api-job", args=[job.pk])),
+    }, status=202)
+
+
+@require_GET
+@token_required
+def job_status(request, job_id: int):
+    job = get_object_or_404(Job, pk=job_id)
+    body = {"id": job.pk, "platform": job.platform, "external_id": job.external_id, "status": job.status,
+            "ingest_state": job.ingest_state, "ingest_error": job.ingest_error, "failure": None}
+    failure = getattr(job, "failure", None)
+    if failure is not None:
+        body["failure"] = {"category": failure.category, "dimension": failure.dimension,
+                           "confidence": failure.confidence, "rule": failure.rule, "stage": failure.stage,
+                           "exception_type": failure.exception_type, "failure_line": failure.failure_line,
+                           "fingerprint": failure.signature.fingerprint, "retry_advice": failure.retry_advice,
+                           "gpu_hours": round(failure.gpu_hours, 4), "indexed": failure.indexed_at is not None}
+    return JsonResponse(body)

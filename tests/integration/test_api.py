@@ -1,0 +1,187 @@
+"""POST /api/v1/jobs end to end: real PostgreSQL, a real Celery worker on Redis, real Elasticsearch."""
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from jobs_ingest import search_index
+from jobs_ingest.models import Failure, IngestToken, Job, Signature
+
+from .conftest import wait_for
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ingest_dir" / "logs"
+OOM_LOG = (FIXTURES / "oom-node7.log").read_text()
+
+
+def job(external_id="812345", **extra):
+    data = {"platform": "slurm", "external_id": external_id, "name": "bert-large", "submitter": "alice",
+            "team": "nlp", "status": "failed", "gpus": 8, "exit_code": 1,
+            "started_at": "2026-11-16T08:00:00Z", "ended_at": "2026-11-16T10:00:00Z"}
+    data.update(extra)
+    return data
+
+
+def post_json(client, token, body, **headers):
+    return client.post("/api/v1/jobs", data=json.dumps(body) if not isinstance(body, (str, bytes)) else body,
+                       content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}", **headers)
+
+
+def analysed(job_id):
+    return Failure.objects.filter(job_id=job_id, indexed_at__isnull=False).select_related("signature").first()
+
+
+def es_search(**query):
+    client = search_index.make_client(settings.ELASTICSEARCH_URL)
+    alias = search_index.alias_name(settings.ES_INDEX_PREFIX)
+    client.indices.refresh(index=alias)
+    return client.search(index=alias, query=query)["hits"]["hits"]
+
+
+def test_posted_job_is_analysed_stored_and_searchable(client, api_token, celery_worker):
+    response = post_json(client, api_token, {**job(), "log_text": OOM_LOG})
+
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["created"] is True
+    assert body["url"].endswith(f"/jobs/{body['id']}/")
+    failure = wait_for(lambda: analysed(body["id"]), what="analysis and indexing")
+    assert failure.category == "gpu_oom"
+    assert failure.stage == "training"
+    assert failure.failure_line.startswith("[rank0]: torch.OutOfMemoryError: CUDA out of memory")
+    assert failure.failure_line_number == 15
+    assert failure.user_frame == "bert/train.py:131 in train_one_epoch"
+    assert failure.gpu_seconds == 8 * 2 * 3600
+    hits = es_search(match={"message": "CUDA out of memory"})
+    assert [h["_source"]["external_id"] for h in hits] == ["812345"]
+    assert hits[0]["_source"]["category"] == "gpu_oom"
+    status = client.get(f"/api/v1/jobs/{body['id']}", HTTP_AUTHORIZATION=f"Token {api_token}").json()
+    assert status["failure"]["category"] == "gpu_oom" and status["failure"]["indexed"] is True
+
+
+def test_multipart_upload_of_a_log_file(client, api_token, celery_worker):
+    log = io.BytesIO((FIXTURES / "missing-data.log").read_bytes())
+    log.name = "job.log"
+    response = client.post("/api/v1/jobs", data={"metadata": json.dumps(job("k-1", platform="k8s")), "log": log},
+                           HTTP_AUTHORIZATION=f"Token {api_token}")
+
+    assert response.status_code == 202, response.content
+    failure = wait_for(lambda: analysed(response.json()["id"]), what="analysis")
+    assert failure.category == "path_not_found"
+    assert failure.exception_type == "FileNotFoundError"
+
+
+def test_same_job_twice_is_one_job(client, api_token, celery_worker):
+    first = post_json(client, api_token, {**job(), "log_text": OOM_LOG})
+    wait_for(lambda: analysed(first.json()["id"]), what="first analysis")
+    second = post_json(client, api_token, {**job(), "log_text": OOM_LOG})
+
+    assert second.status_code == 202 and second.json()["created"] is False
+    assert second.json()["id"] == first.json()["id"]
+    wait_for(lambda: analysed(first.json()["id"]), what="second analysis")
+    assert Job.objects.count() == 1 and Failure.objects.count() == 1
+    assert Signature.objects.get().failure_count == 1
+    assert len(es_search(match_all={})) == 1
+
+
+def test_identical_failures_on_different_machines_share_a_signature(client, api_token, celery_worker):
+    other_node = (FIXTURES / "oom-node3.log").read_text()
+    a = post_json(client, api_token, {**job("1"), "log_text": OOM_LOG}).json()["id"]
+    b = post_json(client, api_token, {**job("2", submitter="bob", gpus=4), "log_text": other_node}).json()["id"]
+    fa = wait_for(lambda: analysed(a), what="job 1")
+    fb = wait_for(lambda: analysed(b), what="job 2")
+
+    assert fa.signature_id == fb.signature_id
+    signature = Signature.objects.get(pk=fa.signature_id)
+    assert signature.failure_count == 2
+    assert signature.gpu_seconds == (8 + 4) * 2 * 3600
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("header", ["", "Token", "Token nope", "Basic abc"])
+def test_requests_without_a_valid_token_are_refused(client, header):
+    response = client.post("/api/v1/jobs", data="{}", content_type="application/json", HTTP_AUTHORIZATION=header)
+    assert response.status_code == 401
+    assert "error" in response.json()
+
+
+@pytest.mark.django_db
+def test_revoked_and_out_of_scope_tokens_are_refused(client):
+    from django.utils import timezone
+    token, key = IngestToken.issue("old")
+    IngestToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+    assert post_json(client, key, job()).status_code == 401
+    _, k8s_only = IngestToken.issue("k8s", platform="k8s")
+    response = post_json(client, k8s_only, job())
+    assert response.status_code == 403
+    assert Job.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body, field", [
+    ("{not json", "body"),
+    ("[1, 2]", "body"),
+    ('{"platform": "slurm"}', "external_id"),
+    (json.dumps(job(gpus="eight")), "gpus"),
+    (json.dumps(job(started_at="yesterday")), "started_at"),
+    (json.dumps(job(log_text=12)), "log_text"),
+    (json.dumps(job(platform="bad platform!")), "platform"),
+    ("[" * 100_000 + "]" * 100_000, "body"),
+])
+def test_bad_metadata_gets_a_clear_400_and_stores_nothing(client, api_token, body, field):
+    response = post_json(client, api_token, body)
+    assert response.status_code == 400
+    assert field in response.json()["fields"]
+    assert Job.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_unsupported_content_type_and_method(client, api_token):
+    response = client.post("/api/v1/jobs", data="x", content_type="text/plain", HTTP_AUTHORIZATION=f"Token {api_token}")
+    assert response.status_code == 415
+    assert client.get("/api/v1/jobs", HTTP_AUTHORIZATION=f"Token {api_token}").status_code == 405
+
+
+def test_binary_log_is_refused_and_the_stored_job_is_untouched(client, api_token, celery_worker):
+    first = post_json(client, api_token, {**job(), "log_text": OOM_LOG}).json()
+    before = wait_for(lambda: analysed(first["id"]), what="analysis")
+    png = io.BytesIO(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64)
+    png.name = "x.png"
+    response = client.post("/api/v1/jobs", data={"metadata": json.dumps(job(name="renamed")), "log": png},
+                           HTTP_AUTHORIZATION=f"Token {api_token}")
+
+    assert response.status_code == 400
+    assert "binary" in response.json()["error"]
+    stored = Job.objects.get(pk=first["id"])
+    assert stored.name == "bert-large" and stored.log_sha256
+    assert Failure.objects.get(job=stored).category == before.category == "gpu_oom"
+
+
+def test_invalid_utf8_nul_bytes_and_empty_logs_ingest_cleanly(client, api_token, celery_worker):
+    weird = io.BytesIO(b"step 1 loss 0.5\n\xff\xfe caf\xe9 \x00\nKeyError: 'learning_rate'\n")
+    weird.name = "weird.log"
+    empty = io.BytesIO(b"")
+    empty.name = "empty.log"
+    a = client.post("/api/v1/jobs", data={"metadata": json.dumps(job("w")), "log": weird},
+                    HTTP_AUTHORIZATION=f"Token {api_token}")
+    b = client.post("/api/v1/jobs", data={"metadata": json.dumps(job("e")), "log": empty},
+                    HTTP_AUTHORIZATION=f"Token {api_token}")
+
+    assert a.status_code == b.status_code == 202
+    assert wait_for(lambda: analysed(a.json()["id"]), what="weird log").category == "key_not_found"
+    empty_failure = wait_for(lambda: analysed(b.json()["id"]), what="empty log")
+    assert empty_failure.category == "unclassified" and empty_failure.found is False
+
+
+def test_oom_kill_from_exit_code_without_error_in_log(client, api_token, celery_worker):
+    response = post_json(client, api_token, {**job(exit_code=137), "log_text": "epoch 1 step 5 loss 0.3\n"})
+    failure = wait_for(lambda: analysed(response.json()["id"]), what="analysis")
+    assert failure.category == "cpu_oom"
+    assert failure.rule == "cpu_oom.exit_code_sigkill"
+
+
+def test_succeeded_job_is_stored_without_a_failure(client, api_token, celery_worker):
+    response = post_json(client, api_token, {**job(status="succeeded"), "log_text": "done\n"})
+    wait_for(lambda: Job.objects.filter(pk=response.json()["id"], ingest_state="analysed").exists(), what="job")
+    assert not Failure.objects.exists()
