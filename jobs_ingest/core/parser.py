@@ -171,6 +171,17 @@ def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int
         else:
             break
         i += 1
+    nbtype = header.group("nbtype") if header else None
+    if nbtype and i < n and not bodies[i].startswith(nbtype):
+        # IPython/Jupyter tracebacks name the type in their header and show frames in several
+        # shapes (".so in f()", "~\\dir with spaces\\x.py in f()"): the exception line is the
+        # first unindented one that starts with that type.
+        for k in range(i, min(n, i + MAX_NOTEBOOK_TRACEBACK_LINES)):
+            if bodies[k].startswith(nbtype) and bodies[k][len(nbtype):len(nbtype) + 1] in (":", ""):
+                i = k
+                break
+            if TRACEBACK_HEADER.match(bodies[k]):
+                break
     if i >= n:
         return None, i
     m = EXCEPTION_LINE.match(bodies[i].strip()) or _TB_EXCEPTION_LINE.match(bodies[i].strip())
@@ -183,17 +194,24 @@ def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int
     message_lines = [m.group("msg") or ""]
     j = i + 1
     # Messages continue over following lines (TF, ChildFailedError, state_dict errors).
-    while j < n and j - i < 40:
+    while j < n and j - i < MAX_MESSAGE_LINES:
         body = bodies[j]
         if (TRACEBACK_HEADER.match(body) or any(c in body for c in _CHAIN_MARKERS)
                 or _IGNORED_BLOCK.match(body) or EXCEPTION_LINE.match(body.strip()) and not body[:1].isspace()):
             break
-        if not body.strip() and (j + 1 >= n or not bodies[j + 1][:1].isspace()):
+        # A blank line ends the message, unless the detail follows indented or the message so far
+        # announces it ("Graph execution error:", "LookupError:" then the text below).
+        if not body.strip() and (j + 1 >= n or not bodies[j + 1][:1].isspace()) and not (
+                j == i + 1 and message_lines[-1].rstrip().endswith(":")):
             break
         message_lines.append(body)
         j += 1
     message = "\n".join(message_lines).strip()
     return Failure(m.group("type"), message, i, start, frames), j
+
+
+MAX_MESSAGE_LINES = 150           # TF "in user code:" messages carry a whole stack before the error
+MAX_NOTEBOOK_TRACEBACK_LINES = 3000
 
 
 def find_failures(lines: list[str]) -> list[Failure]:

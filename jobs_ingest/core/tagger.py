@@ -58,7 +58,9 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Out of memory while trying to allocate|XlaRuntimeError: RESOURCE_EXHAUSTED"),
     ("cpu_oom.oom_killed", "cpu_oom", 0.9,
      r"^(?:OOMKilled|Killed):|oom[-_ ]kill|OOMKilled|killed by signal: Killed|Signal 9 \(SIGKILL\)"
-     r"|insufficient shared memory \(shm\)|Memory cgroup out of memory"),
+     r"|insufficient shared memory \(shm\)|Memory cgroup out of memory"
+     # PyTorch's report of a worker that vanished without an exception: the OOM killer or /dev/shm.
+     r"|DataLoader worker \(pids?\(?s?\)? [\d, ]+\) exited unexpectedly"),
     ("loss_nan.loss_nan", "loss_nan", 0.95,
      r"\bloss\b[^\n]{0,40}\b(?:is|became|=|:|of|was|value)?\s*(?:nan|inf|infinite|non-finite)\b"
      r"|\b(?:nan|inf) (?:loss|detected in loss)|Loss (?:became|is) (?:infinite|NaN)|non-finite loss"
@@ -71,6 +73,7 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Error\(s\) in loading state_dict|Key [\w/:.-]+ not found in checkpoint"
      r"|shape .* does not match .*(?:checkpoint|saved)|weights? (?:file|tensor).*(?:mismatch|incompatible)"
      r"|You are trying to load a weight file containing \d+ layers into a model with \d+ layers"
+     r"|Layer count mismatch when loading weights|Weight count mismatch for layer"
      r"|Shapes? .* (?:and|vs\.?) .* (?:are )?incompatible.*(?:load|checkpoint|weight)"),
     ("tensor_mismatch.shape", "tensor_mismatch", 0.93,
      r"shapes? cannot be multiplied|Incompatible shapes|shape mismatch|size mismatch"
@@ -86,8 +89,17 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|expected (?:min_)?ndim=\d+, found ndim=\d+|has \d+ features?, but .* is expecting \d+ features"
      r"|Expected \d+D \(unbatched\) or \d+D \(batched\) input|number of dims don't match|must have the same shape"
      r"|Expected size \d+ but got size \d+|Error when checking (?:input|target): expected"
-     # TF/Keras losses: logits and labels disagree in their leading (batch) dimension.
-     r"|must have the same first dimension"),
+     # TF/Keras losses, matplotlib: two inputs disagree in their leading (batch) dimension.
+     r"|must have (?:the )?same first dimension|is incompatible with (?:the )?layer"
+     # numpy / pandas: array shapes or lengths that do not line up.
+     r"|could not broadcast|shapes \([\d, ]*\) and \([\d, ]*\) not aligned|setting an array element with a sequence"
+     r"|Shape of passed values is .{0,40}indices imply|Length of values \(\d+\) does not match length of index"
+     r"|Length of passed values is \d+, index implies|features per sample; expecting \d+"
+     # wrong number of dimensions: "Expected 2D array, got 1D array", "must be 2D, not 3D".
+     r"|Expected \d-?D array, got \d-?D|must be \d-?D, not \d-?D|should be a \d-?D .{0,40}but got \d-?D"
+     r"|Invalid shape \(.{0,40}\) for image data|must be an? \(?[\d,\s]*\)? ?dimensional array"
+     r"|Shape must be (?:at least )?rank \d+ but is rank \d+|requires inputs with matching shapes"
+     r"|stack expects each tensor to be equal size|Expected more than 1 value per channel when training"),
     ("illegal_index.device_assert", "illegal_index", 0.9,
      r"index out of bounds|t >= 0 && t < n_classes|srcIndex < srcSelectDimSize|indices\[[\d,\s]*\] = -?\d+ is not in"
      r"|Target -?\d+ is out of bounds|index out of range in self"),
@@ -101,7 +113,9 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Input type \(.*cuda.*\) and weight type \(\w+\.?\w*\) should be the same"
      r"|Input type \(\w+\.?\w*\) and weight type \(.*cuda.*\) should be the same"
      r"|can't convert cuda:?\d* device type tensor to numpy|Cannot re-initialize CUDA in forked subprocess"
-     r"|module must have its parameters and buffers on device|Expected a '\w+' device type for generator"),
+     r"|module must have its parameters and buffers on device|Expected a '\w+' device type for generator"
+     r"|Expected object of device type|Attempting to deserialize object on a CUDA device"
+     r"|Trying to access resource .{0,80} located in device"),
     ("framework_api_misuse.graph_state", "framework_api_misuse", 0.93,
      r"Attempting to use uninitialized value|Variable .* already exists, disallowed|is not an element of this graph"
      r"|Graph disconnected|Cannot convert a symbolic (?:Keras )?Tensor|KerasTensor cannot be used as input"
@@ -110,10 +124,13 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Expected to have finished reduction in the prior iteration|Could not interpret optimizer identifier"
      r"|model must be compiled|Cannot interpret feed_dict key|NCCL error.*invalid usage|must call .* before"
      r"|is not callable with the given argument|symbolic tensor .* numpy|only supported for distributed"
-     r"|Trying to create optimizer slot variable under the scope|Invalid device string|Tensor\.item\(\) .* graph"),
+     r"|Trying to create optimizer slot variable under the scope|Invalid device string|Tensor\.item\(\) .* graph"
+     # estimators used before fit(); custom Keras objects not registered when a model is loaded.
+     r"|NotFittedError|is not fitted yet|not fitted or provided|Unknown layer: |custom_object_scope"
+     r"|refers to an Operation, not a Tensor"),
     ("unexpected_encoding.codec", "unexpected_encoding", 0.97,
      r"Unicode(?:Decode|Encode)?Error|codec can't (?:decode|encode)|invalid (?:start|continuation) byte"
-     r"|surrogates not allowed"),
+     r"|surrogates not allowed|code points? < 128"),
     ("corrupt_data.format", "corrupt_data", 0.93,
      r"JSONDecodeError|Expecting (?:value|property name|',' delimiter)|image file is truncated"
      r"|cannot identify image file|UnidentifiedImageError|DataLossError|corrupted record|corrupt(?:ed)? (?:file|data|record)"
@@ -134,24 +151,38 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
     ("library_not_found.module", "library_not_found", 0.97,
      r"ModuleNotFoundError|No module named|ImportError|cannot import name|DistributionNotFound"
      r"|PackageNotFoundError|requires the [\w-]+ library but it was not found|(?:to be|is not) installed"
-     r"|pip install|is not available in your environment"),
+     r"|pip install|is not available in your environment|Please install"
+     # an external program the library shells out to (graphviz dot, ffmpeg) is not on PATH.
+     r"|ExecutableNotFound|executables? (?:are|is) on your (?:systems'? )?PATH"),
     ("permission_denied.errno", "permission_denied", 0.97,
      r"PermissionError|Permission denied|\[Errno 13\]|Read-only file system|\[Errno 30\]|Operation not permitted"
-     r"|AccessDenied|Access Denied|\bEACCES\b|not permitted to"),
+     r"|AccessDenied|Access Denied|\bEACCES\b|not permitted to|PermissionDenied"),
     ("path_not_found.missing", "path_not_found", 0.96,
      r"FileNotFoundError|No such file or directory|\[Errno 2\]|DirectoryNotFound|NotADirectoryError|IsADirectoryError"
-     r"|(?:file|directory|dir|path|folder|checkpoint|ckpt)\b[^\n]{0,80}\b(?:does not exist|doesn't exist|not found|cannot be found|could not be found|is not a (?:valid )?(?:file|directory))"
+     r"|(?<!\w)(?:file|directory|dir|path|folder|checkpoint|ckpt)\b[^\n]{0,80}\b(?:does not exist|doesn't exist|not found|cannot be found|could not be found|is not a (?:valid )?(?:file|directory))"
      r"|(?:does not exist|doesn't exist|not found)[^\n]{0,20}(?:file|directory|path|folder)"
      r"|Unable to open file|unable to open (?:file|database file)|can't open file|Can't load (?:tokenizer|config|weights|the model)"
      r"|is not a local folder and is not a valid model identifier|does not appear to have a file named"
      r"|NotFoundError: .*(?:/|\\|file|director)|Failed to (?:find|open|read) (?:file|directory)"
-     r"|(?:no|No) (?:checkpoint|ckpt|weights?) (?:file )?(?:found|exists)|cannot find (?:the )?(?:path|file)"),
+     r"|(?:no|No) (?:checkpoint|ckpt|weights?) (?:file )?(?:found|exists)|cannot find (?:the )?(?:path|file)"
+     # downloadable resources looked up on disk: "Can't find a vocabulary file at path", NLTK data.
+     r"|Can't find an? [\w ]{0,30}file at path|Resource '?[\w/.-]+'? not found"),
     # --- General code errors whose message is clearer than their type.
+    # A value of the wrong type for a conversion or container (before null_reference: the message
+    # of "data adapter" errors lists the types it got, NoneType among them).
+    ("type_mismatch.conversion", "type_mismatch", 0.9,
+     r"invalid literal for int\(\) with base|could not convert string to float|Unable to parse string"
+     r"|The truth value of an? .{0,40} is ambiguous|dictionary update sequence element"
+     r"|trying to merge on .{0,60} columns|Found non-iterable|Failed to find data adapter that can handle input"),
     ("null_reference.nonetype", "null_reference", 0.96,
      r"'NoneType' object|NoneType|of type 'NoneType'|None has no attribute|cannot unpack non-iterable NoneType"),
     ("illegal_argument.argparse", "illegal_argument", 0.97,
      r"^argparse\.ArgumentError|unrecognized arguments|invalid choice:|invalid (?:int|float|bool) value"
      r"|the following arguments are required|expected one argument|ambiguous option"),
+    # OS-level EINVAL, OpenCV argument checks (-215), AWS/botocore parameter validation.
+    ("illegal_argument.invalid", "illegal_argument", 0.85,
+     r"\[Errno 22\] Invalid argument|\(-215:?Assertion failed\)|Parameter validation failed"
+     r"|Parameters? (?:are|is) not valid"),
     ("undefined_variable.name", "undefined_variable", 0.97,
      r"NameError|UnboundLocalError|name '[\w.]+' is not defined|referenced before assignment"
      r"|cannot access (?:local|free) variable"),
@@ -164,8 +195,13 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
     ("illegal_index.index", "illegal_index", 0.95,
      r"IndexError|index -?\d+ is out of bounds|out of bounds for (?:axis|dimension|size)|list index out of range"
      r"|index out of range|too many indices for|only integers, slices .* are valid indices|invalid index"
+     # non-integer or out-of-range indexing: the taxonomy's "out-of-range or non-integer index".
+     r"|axis -?\d+ is out of bounds|Too many indexers|(?:string|list|tuple|slice) indices must be integers"
      r"|device-side assert triggered"),
-    ("key_not_found.key", "key_not_found", 0.95, r"^KeyError\b|key .* (?:not found|does not exist)|no such key"),
+    ("key_not_found.key", "key_not_found", 0.95,
+     r"^KeyError\b|key .* (?:not found|does not exist)|no such key"
+     # list.index / tuple.index of a missing element: a lookup that found nothing.
+     r"|^ValueError: .{1,200} is not in (?:list|tuple)$"),
     ("type_mismatch.dtype", "type_mismatch", 0.93,
      r"expected scalar type \w+ but found \w+|Found dtype \w+ but expected|can't be cast to the desired output type"
      r"|expected (?:dtype|type) \w+ but got|dtype mismatch|Input type \(.*\) and (?:weight|bias) type \(.*\) should be the same"
@@ -188,6 +224,8 @@ TYPE_DEFAULTS: dict[str, tuple[str, float]] = {
     "ArgumentError": ("illegal_argument", 0.9),
     "OSError": ("path_not_found", 0.4),
     "FloatingPointError": ("loss_nan", 0.6),
+    "AxisError": ("illegal_index", 0.85),
+    "IndexingError": ("illegal_index", 0.85),
 }
 # Types that say nothing about the category on their own (they are never defaults).
 _UNCLASSIFIED_TYPES = {"RuntimeError", "Exception", "Error", "SystemError", "Fatal", "CheckFailed"}
