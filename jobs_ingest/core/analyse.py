@@ -25,6 +25,7 @@ _KILL_SIGNALS = {"9", "SIGKILL", "KILL"}
 # A failure this many lines before the end of a log that then went on is not what ended the job
 # when the scheduler says the process was killed.
 _FAR_FROM_END = 200
+_CHAIN_OVERRIDES_BELOW = 0.8
 
 _LIBRARY_PATH = re.compile(r"[\\/](?:site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|^<frozen |[\\/]lib64?[\\/]python"
                            r"|^<(?:string|__array_function__|decorator)")
@@ -103,7 +104,9 @@ def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset
     tag = tagger.tag(terminal.exception_type, terminal.message, context)
     # In a chain ("During handling of the above exception..."), a generic last exception often
     # hides a specific first one: prefer the specific meaning.
-    if not tag.specific:
+    # Only when the last exception's type says little (unclassified, or a weak type default such as
+    # ValueError / OSError): a TypeError raised while handling an internal KeyError is a type error.
+    if not tag.specific and tag.confidence < _CHAIN_OVERRIDES_BELOW:
         for earlier in reversed(terminal.chain):
             chained = tagger.tag(earlier.exception_type, earlier.message)
             if chained.specific:

@@ -21,7 +21,10 @@ _PREFIXES = [
     re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.:-]+\]\s?"),  # glog (TF, XLA)
     re.compile(r"^(?:[\w.-]+-)?(?:worker|master|launcher|node)[-\d]*\s?\|\s?"),  # compose / kubeflow
 ]
-_LEVEL = re.compile(r"^(?:\[?(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?)(?:\s*[:|-]\s*|\s+)", re.I)
+# Upper-case or bracketed levels only: a lower-case "error: ..." is the exception line of a
+# `cv2.error` / `socket.error` traceback, not a logger's level.
+_LEVEL = re.compile(r"^(?:\[(?i:(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL))\]|(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)"
+                    r"(?:\s*[:|-]\s*|\s+)")
 
 TRACEBACK_HEADER = re.compile(
     r"^\s*(?:Original )?Traceback \(most recent call last\):?\s*$"
@@ -139,7 +142,7 @@ def strip_prefixes(line: str) -> tuple[str, str, str]:
     level = ""
     m = _LEVEL.match(line)
     if m and not TRACEBACK_HEADER.match(line):
-        level = m.group(1).upper()
+        level = (m.group(1) or m.group(2)).upper()
         line = line[m.end():]
     return line, level, rank
 

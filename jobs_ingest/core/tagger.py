@@ -99,7 +99,8 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Expected \d-?D array, got \d-?D|must be \d-?D, not \d-?D|should be a \d-?D .{0,40}but got \d-?D"
      r"|Invalid shape \(.{0,40}\) for image data|must be an? \(?[\d,\s]*\)? ?dimensional array"
      r"|Shape must be (?:at least )?rank \d+ but is rank \d+|requires inputs with matching shapes"
-     r"|stack expects each tensor to be equal size|Expected more than 1 value per channel when training"),
+     r"|stack expects each tensor to be equal size|Expected more than 1 value per channel when training"
+     r"|\(-209:Sizes of input arguments do not match\)"),  # OpenCV's error code for it
     ("illegal_index.device_assert", "illegal_index", 0.9,
      r"index out of bounds|t >= 0 && t < n_classes|srcIndex < srcSelectDimSize|indices\[[\d,\s]*\] = -?\d+ is not in"
      r"|Target -?\d+ is out of bounds|index out of range in self"),
@@ -142,7 +143,8 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|file signature not found|HDF5 .*(?:truncated|corrupt)|Invalid magic number|ParserError"
      # serde_json's wording, surfaced by Rust bindings such as tokenizers as a bare Exception
      # when a tokenizer.json / config file is empty, truncated or not JSON.
-     r"|expected value at line \d+ column \d+|EOF while parsing an? \w+ at line|trailing characters at line \d+"),
+     r"|expected value at line \d+ column \d+|EOF while parsing an? \w+ at line|trailing characters at line \d+"
+     r"|\(-212:Parsing error\)"),  # OpenCV's code for a model/config file it cannot parse
     # --- Execution environment.
     ("library_not_found.native", "library_not_found", 0.96,
      r"cannot open shared object file|undefined symbol|DLL load failed|Could not load dynamic library"
