@@ -39,8 +39,17 @@ class Tag:
         return self.category != "unclassified" and ".type." not in self.rule
 
 
+# Rules are written with ".*" for readability; each is compiled with a bounded gap so a rule costs
+# at most a few hundred steps per starting position, whatever the message (no quadratic scans of
+# 1 MB messages). Messages are also cut to their head before tagging.
+_MAX_GAP = 300
+MAX_TAG_CHARS = 20000
+_UNBOUNDED = re.compile(r"(?<!\\)\.([*+])")
+
+
 def _r(pattern: str) -> re.Pattern:
-    return re.compile(pattern, re.I | re.S)
+    bounded = _UNBOUNDED.sub(lambda m: ".{0,%d}" % _MAX_GAP if m.group(1) == "*" else ".{1,%d}" % _MAX_GAP, pattern)
+    return re.compile(bounded, re.I | re.S)
 
 
 # (rule id, category, confidence, pattern over "ExceptionType: message"). First match wins.
@@ -237,6 +246,7 @@ def tag(exception_type: str, message: str, context: list[str] | None = None) -> 
     """Tag one failure. `context` is a few log lines just before it (used for native assertions)."""
     short = exception_type.rsplit(".", 1)[-1]
     text = f"{short}: {message}" if short else message
+    text = text[:MAX_TAG_CHARS]
     evidence = text.splitlines()[0] if text else ""
     for rid, category, confidence, pattern in MESSAGE_RULES:
         m = pattern.search(text)

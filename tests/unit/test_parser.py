@@ -1,0 +1,262 @@
+"""Parser: which failure ended the job (tracebacks, chains, wrappers, native errors, noise)."""
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import pytest  # noqa: E402
+
+from jobs_ingest.core import parser  # noqa: E402
+from jobs_ingest.core.logread import split_lines  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "logs"
+
+
+def lines_of(name: str) -> list[str]:
+    lines = split_lines((FIXTURES / name).read_bytes().decode("utf-8", "replace"))
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def terminal(lines: list[str]) -> parser.Failure | None:
+    return parser.terminating_failure(parser.find_failures(lines), lines)
+
+
+def test_plain_traceback_frames_and_message():
+    f = terminal(lines_of("python_traceback.log"))
+    assert f.exception_type == "FileNotFoundError"
+    assert "config.yaml" in f.message
+    assert [fr.function for fr in f.frames] == ["<module>", "main", "load_config"]
+    assert f.frames[-1].file.endswith("utils/config.py") and f.frames[-1].line == 21
+    assert f.line_index == 10 and f.start_index == 3
+
+
+def test_chain_during_handling_keeps_earlier_exception():
+    f = terminal(lines_of("chained_during_handling.log"))
+    assert f.exception_type == "RuntimeError"
+    assert [c.exception_type for c in f.chain] == ["KeyError"]
+    assert f.chain[0].message == "'traffic_cone'"
+
+
+def test_chain_direct_cause_with_non_error_class_name():
+    # zipfile.BadZipFile does not end in "Error": still the exception of its traceback.
+    f = terminal(lines_of("chained_direct_cause.log"))
+    assert f.exception_type == "Exception"
+    assert [c.exception_type for c in f.chain] == ["zipfile.BadZipFile"]
+
+
+def test_dataloader_worker_reraise_picks_original_traceback():
+    lines = lines_of("dataloader_worker.log")
+    f = terminal(lines)
+    assert f.exception_type == "PIL.UnidentifiedImageError"
+    assert f.message.startswith("cannot identify image file")
+    assert "Caught" not in f.message
+    assert any(fr.function == "__getitem__" for fr in f.frames)
+
+
+def test_torchrun_root_cause_rank_wins_over_later_rank():
+    lines = lines_of("torchrun_childfailed.log")
+    failures = parser.find_failures(lines)
+    assert failures[-1].is_wrapper
+    assert {f.rank for f in failures if not f.is_wrapper} == {"0", "1"}
+    f = parser.terminating_failure(failures, lines)
+    assert f.rank == "1"
+    assert f.exception_type == "torch.OutOfMemoryError"
+    assert lines[f.line_index].startswith("[rank1]: torch.OutOfMemoryError")
+
+
+def test_torchrun_root_cause_exit_code():
+    lines = lines_of("torchrun_sigkill.log")
+    failures = parser.find_failures(lines)
+    wrapper = failures[-1]
+    assert wrapper.is_wrapper
+    assert parser.root_cause_exit_code(lines, wrapper.line_index) == -9
+
+
+def test_childfailed_without_child_traceback_is_the_wrapper():
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/usr/bin/torchrun", line 8, in <module>',
+        "    sys.exit(main())",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        "Root Cause (first observed failure):",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : 1 (pid: 12)",
+    ]
+    f = terminal(lines)
+    assert f.is_wrapper
+
+
+def test_rank_prefixes_are_stripped():
+    body, level, rank = parser.strip_prefixes("[rank3]: Traceback (most recent call last):")
+    assert body == "Traceback (most recent call last):" and rank == "3"
+    body, level, rank = parser.strip_prefixes("2024-01-02 03:04:05,123 ERROR boom")
+    assert body == "boom" and level == "ERROR"
+
+
+def test_tf_multiline_invalid_argument_message():
+    f = terminal(lines_of("tf_invalid_argument.log"))
+    assert f.short_type == "InvalidArgumentError"
+    assert "logits and labels must have the same first dimension" in f.message
+    assert "[[node sparse_categorical_crossentropy" in f.message
+
+
+def test_tf_resource_exhausted_keeps_hint_lines():
+    f = terminal(lines_of("tf_resource_exhausted.log"))
+    assert f.short_type == "ResourceExhaustedError"
+    assert "OOM when allocating tensor" in f.message
+
+
+def test_keras_in_user_code_message_includes_inner_error():
+    f = terminal(lines_of("keras_shape.log"))
+    assert f.exception_type == "ValueError"
+    assert "is incompatible with the layer" in f.message
+
+
+def test_xla_resource_exhausted():
+    f = terminal(lines_of("jax_xla_oom.log"))
+    assert f.exception_type == "jaxlib.xla_extension.XlaRuntimeError"
+    assert f.message.startswith("RESOURCE_EXHAUSTED")
+
+
+def test_cpp_terminate_with_what_and_abort_report():
+    lines = lines_of("cpp_abort.log")
+    f = terminal(lines)
+    assert f.kind == "cpp" and f.exception_type == "c10::Error"
+    assert "DefaultCPUAllocator: can't allocate memory" in f.message
+    # "Aborted (core dumped)" only reports the death explained by the line above.
+    assert lines[f.line_index].startswith("terminate called after throwing")
+
+
+def test_argparse_usage_error():
+    lines = lines_of("argparse_usage.log")
+    f = terminal(lines)
+    assert f.kind == "argparse"
+    assert f.message == "unrecognized arguments: --warmup-epochs 5"
+    assert lines[f.start_index].startswith("usage:")
+
+
+def test_error_colon_without_usage_is_not_argparse():
+    assert all(f.kind != "argparse" for f in parser.find_failures(["tool: error: disk quota"]))
+
+
+def test_nan_loss_guard_line():
+    f = terminal(lines_of("loss_nan_guard.log"))
+    assert f.kind == "LossNaN" and f.line_index == 2
+
+
+def test_slurm_oom_kill_line():
+    f = terminal(lines_of("slurm_oom_kill.log"))
+    assert f.kind == "OOMKilled"
+    assert "oom_kill" in f.message
+
+
+def test_no_failure_in_training_log():
+    assert parser.find_failures(lines_of("no_error_killed.log")) == []
+
+
+def test_logged_warning_tracebacks_are_not_terminal():
+    lines = lines_of("warning_traceback.log")
+    failures = parser.find_failures(lines)
+    assert [f.suppressed for f in failures] == [True, False, True]
+    f = parser.terminating_failure(failures, lines)
+    assert f.exception_type == "RuntimeError" and "Sizes of tensors must match" in f.message
+
+
+def test_warning_traceback_alone_is_still_reported():
+    lines = ["WARNING:root:something odd", "Traceback (most recent call last):",
+             '  File "a.py", line 1, in <module>', "ValueError: bad"]
+    f = terminal(lines)
+    assert f is not None and f.exception_type == "ValueError"
+
+
+def test_exception_ignored_block_is_skipped():
+    f = terminal(lines_of("exception_ignored.log"))
+    assert f.exception_type == "ZeroDivisionError"
+
+
+def test_retried_error_is_dropped():
+    lines = lines_of("retried_error.log")
+    failures = parser.find_failures(lines)
+    assert all(f.exception_type != "ConnectionResetError" for f in failures)
+    assert terminal(lines).exception_type == "KeyError"
+
+
+def test_tqdm_carriage_returns_and_ansi_colours():
+    lines = lines_of("tqdm_ansi.log")
+    assert lines[0].startswith("Epoch 1:  31%")
+    f = terminal(lines)
+    assert f.exception_type == "IndexError" and f.line_index == 6
+
+
+def test_rich_traceback_box():
+    lines = [
+        "╭───────────────────── Traceback (most recent call last) ──────────────────────╮",
+        "│ /opt/conda/lib/python3.10/site-packages/transformers/tokenization_utils.py:114 in __init__ │",
+        "│   113 │   # convert                                                          │",
+        "╰──────────────────────────────────────────────────────────────────────────────╯",
+        "Exception: expected value at line 1 column 1",
+    ]
+    f = terminal(lines)
+    assert f.exception_type == "Exception" and f.message == "expected value at line 1 column 1"
+    assert f.frames and f.frames[0].function == "__init__" and f.frames[0].line == 114
+
+
+def test_rich_box_tail_without_header():
+    lines = ["│   114 │   fast = convert(slow)   │", "╰──────────────╯", "Exception: expected value at line 1 column 1"]
+    assert terminal(lines).message == "expected value at line 1 column 1"
+
+
+def test_bare_exception_prose_is_not_a_failure():
+    assert parser.find_failures(["Exception: none, continuing", "Error: retrying"]) == []
+
+
+def test_notebook_traceback():
+    lines = [
+        "---------------------------------------------------------------------------",
+        "Exception                                 Traceback (most recent call last)",
+        "<ipython-input-63-6a3abf6d6275> in <module>()",
+        "----> 1 model.load_weights('w.h5')",
+        "",
+        "/envs/x/lib/python2.7/site-packages/keras/engine/topology.pyc in load_weights(self, filepath)",
+        "-> 2292         f.close()",
+        "",
+        "Exception: You are trying to load a weight file containing 6 layers into a model with 8 layers.",
+    ]
+    f = terminal(lines)
+    assert f.exception_type == "Exception" and f.line_index == 8
+
+
+def test_lua_error_with_stack_traceback():
+    lines = ["/usr/bin/luajit: ./train.lua:12: cuda runtime error (2) : out of memory at THCStorage.cu:66",
+             "stack traceback:", "\t[C]: in function 'new'"]
+    f = terminal(lines)
+    assert f.kind == "lua" and f.message.startswith("./train.lua:12: cuda runtime error (2)")
+
+
+def test_plain_cuda_oom_message_line():
+    f = terminal(["CUDA out of memory. Tried to allocate 4.00 GiB (GPU 0; 10.73 GiB total capacity)"])
+    assert f is not None and f.kind == "CudaError"
+
+
+def test_embedded_exception_used_only_as_fallback():
+    f = terminal(["bash run.sh", "报错：ImportError: libcudart.so.10.1: cannot open shared object file"])
+    assert f.exception_type == "ImportError" and f.kind == "embedded"
+    lines = ["Traceback (most recent call last):", '  File "a.py", line 3, in <module>',
+             "KeyError: 'lr'", "INFO job summary: KeyError: 'lr'"]
+    assert terminal(lines).line_index == 2
+
+
+@pytest.mark.parametrize("line", [
+    "/home/u/x.py:12: UserWarning: deprecated",
+    "  warnings.warn(",
+    "INFO loss=0.3 error_rate=0.1",
+    "DeprecationWarning: use y instead",
+])
+def test_noise_lines_are_not_failures(line):
+    assert parser.find_failures([line]) == []
+
+
+def test_frame_describe():
+    assert parser.Frame("/a/b/c/train.py", 10, "main").describe() == "c/train.py:10 in main"
