@@ -81,7 +81,7 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
 def analyse_text(text: str, *, exit_code: int | None = None, signal: int | str | None = None) -> Analysis:
     """Analyse a log held in memory as text (small logs, tests, the tag_logs command)."""
     lines = split_lines(text)
-    if lines and lines[-1] == "":
+    if lines and lines[-1] == "" and text.endswith("\n"):  # as analyse_log reads it
         lines.pop()
     return _analyse_lines(lines, parser.find_failures(lines), 0, exit_code, signal)
 
@@ -119,6 +119,8 @@ def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset
     frames = terminal.frames or next((f.frames for f in reversed(terminal.chain) if f.frames), [])
     user = _user_frame(frames)
     stage = _stage(frames, lines, terminal.start_index, tag.category)
+    if stage == "unknown" and terminal.kind == "argparse":
+        stage = "initialization"  # arguments are parsed at start-up
     message = terminal.message[:MAX_MESSAGE_CHARS]
     return Analysis(
         found=True,

@@ -99,7 +99,12 @@ class LogSource:
                 # Drop the partial first line; it is read whole by the next window back.
                 cut = data.find(b"\n")
                 data, start = (data[cut + 1:], start + cut + 1) if cut >= 0 else (b"", end)
-            lines = split_lines(decode(data))
+            if end < self.size:
+                # The overlap into the later window may end inside a line: drop that partial line
+                # (the later window holds it whole), or it could read as a cut-off exception.
+                cut = data.rfind(b"\n")
+                data = data[:cut + 1] if cut >= 0 else data
+            lines = split_lines(decode(data)) if data else []
             if lines and lines[-1] == "" and data.endswith(b"\n"):
                 lines.pop()
             yield Window(lines, start, start == 0)

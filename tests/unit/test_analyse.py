@@ -1,0 +1,248 @@
+"""End to end over fixture logs: the terminating failure, its line, stage, tag and signature."""
+import pathlib
+import sys
+import time
+import tracemalloc
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import pytest  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from jobs_ingest.core import Analysis, analyse_log, analyse_text  # noqa: E402
+from jobs_ingest.core.logread import split_lines  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "logs"
+
+# fixture, category, 1-based failure line number, start of the failure line, stage
+SCENARIOS = [
+    ("python_traceback.log", "path_not_found", 11, "FileNotFoundError: [Errno 2]", "data_preprocessing"),
+    ("chained_during_handling.log", "key_not_found", 17, "RuntimeError: bad sample", "data_preprocessing"),
+    ("chained_direct_cause.log", "corrupt_data", 16, "Exception: could not restore model", "initialization"),
+    ("dataloader_worker.log", "corrupt_data", 25, "PIL.UnidentifiedImageError: cannot identify", "data_preprocessing"),
+    ("torchrun_childfailed.log", "gpu_oom", 11, "[rank1]: torch.OutOfMemoryError", "training"),
+    ("torchrun_sigkill.log", "cpu_oom", 10, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
+     "training"),
+    ("tf_resource_exhausted.log", "gpu_oom", 14, "tensorflow.python.framework.errors_impl.ResourceExhaustedError",
+     "training"),
+    ("tf_invalid_argument.log", "tensor_mismatch", 9, "tensorflow.python.framework.errors_impl.InvalidArgumentError",
+     "training"),
+    ("keras_shape.log", "tensor_mismatch", 11, "ValueError: in user code:", "training"),
+    ("jax_xla_oom.log", "gpu_oom", 9, "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED", "training"),
+    ("cpp_abort.log", "cpu_oom", 2, "terminate called after throwing an instance of 'c10::Error'", "training"),
+    ("argparse_usage.log", "illegal_argument", 3, "train.py: error: unrecognized arguments", "initialization"),
+    ("loss_nan_guard.log", "loss_nan", 3, "Loss is nan, stopping training", "training"),
+    ("slurm_oom_kill.log", "cpu_oom", 5, "slurmstepd: error: Detected 1 oom_kill event", None),
+    ("warning_traceback.log", "tensor_mismatch", 18, "RuntimeError: Sizes of tensors must match", "training"),
+    ("exception_ignored.log", "division_by_zero", 7, "ZeroDivisionError: division by zero", "evaluation"),
+    ("retried_error.log", "key_not_found", 12, "KeyError: 'optimizer'", "training"),
+    ("tqdm_ansi.log", "illegal_index", 7, "IndexError: index 31 is out of bounds", "training"),
+    ("device_side_assert.log", "illegal_index", 11, "RuntimeError: CUDA error: device-side assert triggered",
+     "training"),
+    ("invalid_utf8_nul.log", "unexpected_encoding", 6, "UnicodeDecodeError: 'ascii' codec", None),
+    ("stage_hook_marker.log", "type_mismatch", 10, "TypeError: forward()", "evaluation"),
+    ("stage_eval_frames.log", "corrupt_data", 13, "ValueError: Only one class present", "evaluation"),
+    ("stage_data_markers.log", "corrupt_data", 8, "json.decoder.JSONDecodeError", "data_preprocessing"),
+]
+
+
+@pytest.mark.parametrize("name,category,line_number,line_start,stage", SCENARIOS)
+def test_fixture_scenarios(name, category, line_number, line_start, stage):
+    a = analyse_log(FIXTURES / name)
+    assert a.found
+    assert a.category == category, (a.rule, a.evidence)
+    assert a.failure_line_number == line_number
+    assert a.failure_line.startswith(line_start)
+    # the failure line is that line of the log, as displayed
+    raw = (FIXTURES / name).read_bytes().decode("utf-8", "replace")
+    assert split_lines(raw)[line_number - 1] == a.failure_line
+    if stage:
+        assert a.stage == stage
+    assert a.rule.startswith(category) and a.evidence
+    assert a.failure_line in a.excerpt
+    assert len(a.fingerprint) == 16 and a.masked_message
+
+
+def test_same_result_from_text_and_file():
+    for name, *_ in SCENARIOS:
+        raw = (FIXTURES / name).read_bytes().decode("utf-8", "replace")
+        assert analyse_text(raw) == analyse_log(FIXTURES / name), name
+
+
+def test_device_side_assert_evidence_from_preceding_line():
+    a = analyse_log(FIXTURES / "device_side_assert.log")
+    assert a.category == "illegal_index"
+
+
+def test_traceback_and_user_frame():
+    a = analyse_log(FIXTURES / "python_traceback.log")
+    assert a.user_frame == "utils/config.py:21 in load_config"
+    assert a.traceback.startswith("Traceback (most recent call last):")
+    assert a.traceback.endswith("config.yaml'")
+    a = analyse_log(FIXTURES / "dataloader_worker.log")
+    assert a.user_frame == "data/folder.py:44 in __getitem__"
+
+
+def test_chained_traceback_text_starts_at_first_exception():
+    a = analyse_log(FIXTURES / "chained_direct_cause.log")
+    assert "BadZipFile" in a.traceback and a.rule.endswith(".chained")
+
+
+def test_retry_advice():
+    assert analyse_log(FIXTURES / "torchrun_childfailed.log").retry_advice == "retry_with_change"
+    assert analyse_log(FIXTURES / "python_traceback.log").retry_advice == "do_not_retry"
+    assert analyse_log(FIXTURES / "loss_nan_guard.log").retry_advice == "retry"
+
+
+def test_killed_with_no_error_in_log():
+    a = analyse_log(FIXTURES / "no_error_killed.log", exit_code=137)
+    assert not a.found and a.category == "cpu_oom" and a.rule == "cpu_oom.exit_code_sigkill"
+    assert a.failure_line_number == 4 and a.stage == "data_preprocessing"
+    assert analyse_log(FIXTURES / "no_error_killed.log", signal=9).category == "cpu_oom"
+    assert analyse_log(FIXTURES / "no_error_killed.log", signal="SIGKILL").category == "cpu_oom"
+    a = analyse_log(FIXTURES / "no_error_killed.log", exit_code=1)
+    assert a.category == "unclassified" and not a.found and a.confidence <= 0.2
+
+
+def test_old_error_far_before_a_kill_is_not_the_cause():
+    log = "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nValueError: x\n" + \
+        "".join(f"step {i} loss 0.1\n" for i in range(500))
+    assert analyse_text(log).category == "illegal_argument"
+    assert analyse_text(log, exit_code=137).category == "cpu_oom"
+
+
+def test_empty_log():
+    a = analyse_log(FIXTURES / "empty.log")
+    assert not a.found and a.category == "unclassified"
+    assert a.failure_line == "" and a.failure_line_number is None and a.stage == "unknown"
+    assert analyse_text("") == a
+
+
+def test_unclassified_wrapper_without_child_error():
+    log = (FIXTURES / "torchrun_childfailed.log").read_text().split("[rank1]: Traceback")[0] + \
+        (FIXTURES / "torchrun_childfailed.log").read_text().split("Sending process 2201 closing signal SIGTERM\n")[1]
+    a = analyse_text(log)
+    assert a.found and a.category == "unclassified" and a.confidence <= 0.3
+
+
+def test_one_megabyte_single_line(tmp_path):
+    p = tmp_path / "long.log"
+    p.write_bytes(b"Epoch 1 " + b"x" * 1_000_000 + b"\n" + b"x=(" * 300_000 + b"\nKeyError: 'lr'\n")
+    start = time.perf_counter()
+    a = analyse_log(p)
+    assert time.perf_counter() - start < 2.0
+    assert a.category == "key_not_found" and a.failure_line_number == 3
+    # a 1 MB line of digits, paths and brackets: masking and tagging stay linear
+    noisy = "RuntimeError: " + "/a/b/0x1f 12.5 GiB [1, 2] (3, 4) " * 30_000
+    start = time.perf_counter()
+    analyse_text(noisy)
+    assert time.perf_counter() - start < 2.0
+
+
+TRAINING_LINE = b"2024-03-04 10:12:01,233 INFO Epoch 3 step 1200/5000 loss 0.4123 lr 0.0001 throughput 812.3 img/s\n"
+TRACEBACK = (b"Traceback (most recent call last):\n"
+             b"  File \"/home/u/train.py\", line 88, in train_step\n"
+             b"    loss.backward()\n"
+             b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+
+
+def _write_big(path, size, traceback_from_end):
+    per_mb = TRAINING_LINE * (1024 * 1024 // len(TRAINING_LINE))
+    lines_written = 0
+    with open(path, "wb") as fh:
+        written = 0
+        target_before = size - traceback_from_end
+        while written + len(per_mb) <= target_before:
+            fh.write(per_mb)
+            written += len(per_mb)
+            lines_written += per_mb.count(b"\n")
+        fh.write(TRACEBACK)
+        line = lines_written + 4
+        after = 0
+        while after < traceback_from_end:
+            fh.write(per_mb)
+            after += len(per_mb)
+    return line
+
+
+def test_big_log_traceback_at_end_bounded_memory(tmp_path):
+    p = tmp_path / "big.log"
+    line = _write_big(p, 50 * 1024 * 1024, 0)
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        a = analyse_log(p)
+        elapsed = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert a.category == "gpu_oom" and a.stage == "training"
+    assert a.failure_line_number == line
+    assert peak < 32 * 1024 * 1024, peak
+    assert elapsed < 5
+
+
+def test_big_log_traceback_ten_megabytes_before_end(tmp_path):
+    p = tmp_path / "big.log"
+    line = _write_big(p, 30 * 1024 * 1024, 10 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        a = analyse_log(p)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert a.category == "gpu_oom"
+    assert a.failure_line_number == line
+    assert a.failure_line.startswith("torch.OutOfMemoryError")
+    assert peak < 64 * 1024 * 1024, peak
+
+
+def test_small_logs_are_fast():
+    logs = [(FIXTURES / name).read_bytes().decode("utf-8", "replace") for name, *_ in SCENARIOS]
+    analyse_text(logs[0])
+    n = 0
+    start = time.perf_counter()
+    while n < 1000:
+        for log in logs:
+            analyse_text(log)
+            n += 1
+    rate = n / (time.perf_counter() - start)
+    assert rate > 500, rate  # target >= 1,000 logs/s per core; loose bound for slow CI machines
+
+
+def test_analysis_as_dict():
+    d = analyse_log(FIXTURES / "python_traceback.log").as_dict()
+    assert set(d) == set(Analysis.__dataclass_fields__)
+
+
+@given(st.lists(st.sampled_from(list("abcXYZ:/ .()[]'\"\n\r\t0123456789_") + [
+    "Traceback (most recent call last):\n", '  File "x.py", line 3, in f\n', "ValueError: ", "KeyError: ",
+    "During handling of the above exception, another exception occurred:\n", "usage: x\n", "x.py: error: ",
+    "terminate called after throwing an instance of 'std::bad_alloc'\n", "  what():  ", "Killed\n",
+    "[rank1]: ", "Root Cause (first observed failure):\n", "  rank : 1\n", "╰──╯\n", "stack traceback:\n",
+    "WARNING:root:", "Exception ignored in: x\n", "Retrying\n", "\x1b[31m", "\x00", "\ufffd",
+    "ChildFailedError:\n", "CUDA out of memory. ", "Loss is nan, stopping training\n",
+    "Error  Traceback (most recent call last)\n",
+]), max_size=60).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_never_raises_and_failure_line_is_a_log_line(text):
+    for kwargs in ({}, {"exit_code": 137}):
+        a = analyse_text(text, **kwargs)
+        lines = split_lines(text)
+        if a.failure_line_number is None:
+            assert a.failure_line == ""
+        else:
+            assert lines[a.failure_line_number - 1] == a.failure_line
+        if not a.found and not kwargs:
+            assert a.category == "unclassified"
+
+
+@given(st.binary(max_size=2000))
+@settings(max_examples=200, deadline=None)
+def test_arbitrary_bytes(data):
+    a = analyse_log(data)
+    assert isinstance(a, Analysis)
+    if a.failure_line_number is not None:
+        assert split_lines(data.decode("utf-8", "replace"))[a.failure_line_number - 1] == a.failure_line
