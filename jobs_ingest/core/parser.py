@@ -23,6 +23,7 @@ _PREFIXES = [
 ]
 # Upper-case or bracketed levels only: a lower-case "error: ..." is the exception line of a
 # `cv2.error` / `socket.error` traceback, not a logger's level.
+_ANY_PREFIX = re.compile("|".join(f"(?:{p.pattern})" for p in _PREFIXES))
 _LEVEL = re.compile(r"^(?:\[(?i:(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL))\]|(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)"
                     r"(?:\s*[:|-]\s*|\s+)")
 
@@ -74,6 +75,17 @@ _NATIVE = [
     (re.compile(r"^(?:CUDA out of memory\.|CUDA error: \w|cuda runtime error \(\d+\) ?: \w|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+)"),
      "CudaError"),
 ]
+# Something every _NATIVE pattern needs, checked first: most lines of a long log are training
+# progress, and one search per line is much cheaper than eleven.
+_NATIVE_HINTS = ("terminate called", "slurmstepd", "oom", "out of memory", "killed", "signal 9", "fatal",
+                 "segmentation", "bus error", "aborted", "check failed", ": error: ", "command not found",
+                 "no such file", "cuda", "cublas", "cudnn")
+
+
+def _native_hint(line: str) -> bool:
+    lower = line.lower()
+    return (any(h in lower for h in _NATIVE_HINTS) or line[:1] == "F"
+            or "loss" in lower and ("nan" in lower or "inf" in lower))
 # Lua (Torch7) errors: "<interpreter>: <file>.lua:<line>: <message>" followed by "stack traceback:".
 _LUA_TRACEBACK = "stack traceback:"
 _LUA_INTERPRETER = re.compile(r"^\S*?(?:lua\w*|th|luajit): ")
@@ -133,12 +145,11 @@ def strip_prefixes(line: str) -> tuple[str, str, str]:
     m = _RANK.match(line)
     if m:
         rank = next(g for g in m.groups() if g is not None)
-    for _ in range(4):
-        before = line
-        for prefix in _PREFIXES:
-            line = prefix.sub("", line, count=1)
-        if line == before:
+    for _ in range(8):
+        m = _ANY_PREFIX.match(line)
+        if not m or not m.end():
             break
+        line = line[m.end():]
     level = ""
     m = _LEVEL.match(line)
     if m and not TRACEBACK_HEADER.match(line):
@@ -266,6 +277,8 @@ def find_failures(lines: list[str]) -> list[Failure]:
         if k + 1 < n and bodies[k + 1].strip() == _LUA_TRACEBACK:
             failures.append(Failure("LuaError", _LUA_INTERPRETER.sub("", stripped, count=1), k, k,
                                     kind="lua", rank=rank))
+            continue
+        if not _native_hint(stripped):
             continue
         for pattern, kind in _NATIVE:
             nm = pattern.search(stripped)
