@@ -73,7 +73,7 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
     ("loss_nan.loss_nan", "loss_nan", 0.95,
      r"\bloss\b[^\n]{0,40}\b(?:is|became|=|:|of|was|value)?\s*(?:nan|inf|infinite|non-finite)\b"
      r"|\b(?:nan|inf) (?:loss|detected in loss)|Loss (?:became|is) (?:infinite|NaN)|non-finite loss"
-     r"|check_numerics|CheckNumerics|Tensor had (?:NaN|Inf) values|returned nan values|detect_anomaly.*nan"
+     r"|check_numerics|CheckNumerics|Tensor had (?:NaN|Inf) values|returned nan values"
      r"|loss scale .*minimum|Current loss scale already at minimum|Minimum loss scale reached"
      r"|gradients? (?:are|is|contain) (?:nan|inf|non-finite)|is non-finite, so it cannot be clipped"
      r"|FloatingPointError:.*(?:nan|inf)|^LossNaN:"),
@@ -109,7 +109,9 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Invalid shape \(.{0,40}\) for image data|must be an? \(?[\d,\s]*\)? ?dimensional array"
      r"|Shape must be (?:at least )?rank \d+ but is rank \d+|requires inputs with matching shapes"
      r"|stack expects each tensor to be equal size|Expected more than 1 value per channel when training"
-     r"|\(-209:Sizes of input arguments do not match\)"),  # OpenCV's error code for it
+     r"|\(-209:Sizes of input arguments do not match\)"  # OpenCV's error code for it
+     # default_collate stacking samples of different sizes into a worker's shared-memory storage.
+     r"|Trying to resize storage that is not resizable"),
     ("illegal_index.device_assert", "illegal_index", 0.9,
      r"index out of bounds|t >= 0 && t < n_classes|srcIndex < srcSelectDimSize|indices\[[\d,\s]*\] = -?\d+ is not in"
      r"|Target -?\d+ is out of bounds|index out of range in self"),
@@ -214,14 +216,17 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      # list.index / tuple.index of a missing element: a lookup that found nothing.
      r"|^ValueError: .{1,200} is not in (?:list|tuple)$"),
     ("type_mismatch.dtype", "type_mismatch", 0.93,
-     r"expected scalar type \w+ but found \w+|Found dtype \w+ but expected|can't be cast to the desired output type"
+     r"expected scalar type \w+ but found \w+|expected \w+ dtype to be \w+(?: or \w+)?,? but got \w+|Found dtype \w+ but expected|can't be cast to the desired output type"
      r"|expected (?:dtype|type) \w+ but got|dtype mismatch|Input type \(.*\) and (?:weight|bias) type \(.*\) should be the same"
      r"|Failed to convert a NumPy array to a Tensor|Cannot cast|UFuncTypeError|unsupported operand type"
      r"|not supported between instances of|object is not (?:callable|iterable|subscriptable)|unhashable type"
      r"|can only concatenate|must be (?:str|int|real number|a tuple|a string)|object of type .* has no len"),
+    # The study's example of a version-incompatible keyword is a framework op or layer (softmax(axis=)
+    # with Keras 2.2.2 on TF 1.3). Other "unexpected keyword argument" errors are type mismatches, as
+    # the taxonomy lists them; a class named Trainer or Model may as well be the user's own.
     ("framework_api_misuse.version_keyword", "framework_api_misuse", 0.75,
-     r"(?:Trainer|TrainingArguments|from_pretrained|Config|Tokenizer|Model|Layer|Dense|Conv\w*|softmax|Dataset|DataLoader"
-     r"|Optimizer|Adam\w*|SGD|LightningModule|Accelerator)[\w.]*\(\) got an unexpected keyword argument"),
+     r"(?<![\w.])(?:(?:tf|keras|nn|F|torch)\.[\w.]+|Layer|Dense|Conv\d?D\w*|softmax|log_softmax|LSTM|GRU|Embedding"
+     r"|Dropout|BatchNormalization)(?:\.__init__)?\(\) got an unexpected keyword argument"),
     ("attribute_not_found.attribute", "attribute_not_found", 0.95, r"AttributeError|has no attribute"),
 ]]
 
