@@ -50,7 +50,7 @@ def test_posted_job_is_analysed_stored_and_searchable(client, api_token, celery_
     assert failure.category == "gpu_oom"
     assert failure.stage == "training"
     assert failure.failure_line.startswith("[rank0]: torch.OutOfMemoryError: CUDA out of memory")
-    assert failure.failure_line_number == 15
+    assert failure.failure_line_number == 13
     assert failure.user_frame == "bert/train.py:131 in train_one_epoch"
     assert failure.gpu_seconds == 8 * 2 * 3600
     hits = es_search(match={"message": "CUDA out of memory"})

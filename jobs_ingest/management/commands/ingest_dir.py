@@ -31,7 +31,7 @@ class Command(BaseCommand):
         entries = list(self._entries(root, root / manifest))
         started = time.monotonic()
         job_ids, created, errors = [], 0, []
-        with Progress(len(entries), "ingest_dir: receiving") as bar:
+        with Progress(len(entries), "ingest_dir: receiving", self._progress_stream()) as bar:
             for where, data in entries:
                 try:
                     if isinstance(data, Exception):
@@ -61,6 +61,9 @@ class Command(BaseCommand):
         if errors or (analysed is not None and analysed < len(job_ids)):
             raise CommandError("some jobs were rejected or not processed; see the messages above")
 
+    def _progress_stream(self):
+        return getattr(self.stderr, "_out", self.stderr)  # the raw stream: the bar writes its own line ends
+
     def _entries(self, root: Path, manifest: Path):
         """(location for messages, metadata dict or the error reading it)."""
         if not manifest.is_file():
@@ -84,7 +87,7 @@ class Command(BaseCommand):
 
     def _wait(self, job_ids: list[int], timeout: float) -> int:
         deadline = time.monotonic() + timeout
-        with Progress(len(job_ids), "ingest_dir: analysing") as bar:
+        with Progress(len(job_ids), "ingest_dir: analysing", self._progress_stream()) as bar:
             while True:
                 pending = Job.objects.filter(pk__in=job_ids, ingest_state=Job.Ingest.QUEUED).count()
                 unindexed = Failure.objects.filter(job_id__in=job_ids, indexed_at__isnull=True).count()

@@ -26,7 +26,7 @@ class Command(BaseCommand):
             failures = failures.filter(indexed_at__isnull=True)
         total = failures.count()
         try:
-            with Progress(total, "reindex") as bar:
+            with Progress(total, "reindex", getattr(self.stderr, "_out", self.stderr)) as bar:
                 if pending:
                     ids = list(failures.values_list("pk", flat=True))
                     for start in range(0, len(ids), chunk_size):

@@ -1,0 +1,63 @@
+"""`reindex` rebuilds Elasticsearch from PostgreSQL, the source of truth."""
+import io
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+
+from jobs_ingest import search_index
+from jobs_ingest.models import Failure
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "ingest_dir"
+
+
+def run(*args):
+    out = io.StringIO()
+    call_command(*args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_reindex_rebuilds_a_lost_index_and_switches_the_alias(celery_worker):
+    run("ingest_dir", str(FIXTURE), "--wait", "--timeout", "60")
+    client = search_index.make_client(settings.ELASTICSEARCH_URL)
+    old = search_index.alias_indices(client, settings.ES_INDEX_PREFIX)
+    client.indices.delete(index=old[0])  # the index is lost
+    assert search_index.count(client, settings.ES_INDEX_PREFIX) == 0
+
+    out = run("reindex")
+
+    assert "reindex: 4 failures indexed" in out
+    new = search_index.alias_indices(client, settings.ES_INDEX_PREFIX)
+    assert len(new) == 1 and new != old
+    assert search_index.count(client, settings.ES_INDEX_PREFIX) == Failure.objects.count() == 4
+    hit = client.search(index=search_index.alias_name(settings.ES_INDEX_PREFIX),
+                        query={"term": {"category": "path_not_found"}})["hits"]["hits"]
+    assert [h["_source"]["external_id"] for h in hit] == ["resnet-7f9c2"]
+
+
+def test_reindex_pending_sends_only_unindexed_failures(celery_worker):
+    run("ingest_dir", str(FIXTURE), "--wait", "--timeout", "60")
+    Failure.objects.filter(job__external_id="900101").update(indexed_at=None)
+
+    out = run("reindex", "--pending")
+
+    assert "reindex: 1 failures indexed" in out
+    assert not Failure.objects.filter(indexed_at__isnull=True).exists()
+
+
+def test_ensure_search_index_is_idempotent(transactional_db, es_prefix):
+    first = run("ensure_search_index")
+    second = run("ensure_search_index")
+    assert first == second and f"{es_prefix}-failures ->" in first
+
+
+def test_reindex_replaces_the_previous_index(celery_worker):
+    run("ingest_dir", str(FIXTURE), "--wait", "--timeout", "60")
+    client = search_index.make_client(settings.ELASTICSEARCH_URL)
+    old = search_index.alias_indices(client, settings.ES_INDEX_PREFIX)
+
+    run("reindex")
+
+    assert search_index.alias_indices(client, settings.ES_INDEX_PREFIX) != old
+    assert not client.indices.exists(index=old[0])  # the previous index is dropped after the swap
+    assert search_index.count(client, settings.ES_INDEX_PREFIX) == 4
