@@ -163,7 +163,8 @@ def _is_frame_line(body: str) -> bool:
             or body.lstrip().startswith(_RICH_BOX))
 
 
-def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int]:
+def _parse_traceback(bodies: list[str], start: int,
+                     records: list[bool] | None = None, ranks: list[str] | None = None) -> tuple[Failure | None, int]:
     """Parse the traceback whose header is at `start`. Returns (failure, index after it)."""
     header = TRACEBACK_HEADER.match(bodies[start])
     frames: list[Frame] = []
@@ -210,6 +211,10 @@ def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int
     # Messages continue over following lines (TF, ChildFailedError, state_dict errors).
     while j < n and j - i < MAX_MESSAGE_LINES:
         body = bodies[j]
+        # A new log record (timestamp, glog or level prefix, another rank's line) or the start of
+        # another kind of failure is not part of this message.
+        if records is not None and (records[j] or ranks[j] != ranks[i]) or body.startswith(_MESSAGE_ENDERS):
+            break
         if (TRACEBACK_HEADER.match(body) or any(c in body for c in _CHAIN_MARKERS)
                 or _IGNORED_BLOCK.match(body) or EXCEPTION_LINE.match(body.strip()) and not body[:1].isspace()):
             break
@@ -224,6 +229,19 @@ def _parse_traceback(bodies: list[str], start: int) -> tuple[Failure | None, int
     return Failure(m.group("type"), message, i, start, frames), j
 
 
+_RECORD_PREFIX = re.compile("|".join(f"(?:{p.pattern})" for p in _PREFIXES[3:6]))
+_MESSAGE_ENDERS = ("usage:", "terminate called after throwing", "Exception ignored in")
+
+
+def _starts_record(line: str, level: str) -> bool:
+    """Does this raw line start a new log record (its own timestamp, glog header or level)?"""
+    if level:
+        return True
+    m = _RANK.match(line)
+    rest = line[m.end():].lstrip() if m else line
+    return bool(_RECORD_PREFIX.match(rest))
+
+
 MAX_MESSAGE_LINES = 150           # TF "in user code:" messages carry a whole stack before the error
 MAX_NOTEBOOK_TRACEBACK_LINES = 3000
 
@@ -232,6 +250,8 @@ def find_failures(lines: list[str]) -> list[Failure]:
     """All candidate failures in order of appearance, chained exceptions folded into the last one."""
     parsed = [strip_prefixes(line) for line in lines]
     bodies = [p[0] for p in parsed]
+    records = [_starts_record(line, p[1]) for line, p in zip(lines, parsed)]
+    ranks = [p[2] for p in parsed]
     failures: list[Failure] = []
     covered: set[int] = set()
     i, n = 0, len(bodies)
@@ -242,7 +262,7 @@ def find_failures(lines: list[str]) -> list[Failure]:
         if _IGNORED_BLOCK.match(body):
             ignored_until = i + 1  # the traceback that follows was ignored by Python
         if TRACEBACK_HEADER.match(body):
-            failure, end = _parse_traceback(bodies, i)
+            failure, end = _parse_traceback(bodies, i, records, ranks)
             if failure is not None:
                 covered.update(range(i, end))
                 failure.rank = parsed[failure.line_index][2]
@@ -298,15 +318,28 @@ def find_failures(lines: list[str]) -> list[Failure]:
     if not failures:
         failures = _embedded_failures(parsed)
     failures.sort(key=lambda f: f.line_index)
+    for f in failures:
+        # "optional dependency missing, falling back to the slow path" right after it: handled.
+        # (A cue line ending in ":" or naming a traceback introduces the next one instead.)
+        if f.kind == "python" and any(_HANDLED_CUE.search(b) and not b.rstrip().endswith(":")
+                                      and "traceback" not in b.lower()
+                                      for b in bodies[f.line_index + 1:f.line_index + 3]):
+            f.suppressed = True
     return [f for f in failures if not _is_retried(f, bodies)]
 
 
 def _after_warning(parsed: list[tuple[str, str, str]], k: int) -> bool:
-    """Is the line before the traceback at `k` (the logger's message) a warning?"""
+    """Is the line before the traceback at `k` (the logger's message) a warning, or a message saying
+    the program handled it ("Could not load checkpoint, starting from scratch:")?"""
     for j in range(k - 1, max(-1, k - 3), -1):
         if parsed[j][0].strip():
-            return parsed[j][1] in _WARNING_LEVELS
+            body = parsed[j][0].rstrip()
+            return parsed[j][1] in _WARNING_LEVELS or body.endswith(":") and bool(_HANDLED_CUE.search(body))
     return False
+
+
+_HANDLED_CUE = re.compile(r"\b(?:continuing|ignor(?:e|ed|ing)|skipp(?:ed|ing)|from scratch|fall(?:ing)? ?back"
+                          r"|retrying|using (?:the )?defaults?)\b", re.I)
 
 
 def _after_rich_box(bodies: list[str], k: int) -> bool:
