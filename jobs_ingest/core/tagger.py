@@ -145,7 +145,7 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|surrogates not allowed|code points? < 128"),
     ("corrupt_data.format", "corrupt_data", 0.93,
      r"JSONDecodeError|Expecting (?:value|property name|',' delimiter)|image file is truncated"
-     r"|cannot identify image file|UnidentifiedImageError|DataLossError|corrupted record|corrupt(?:ed)? (?:file|data|record)"
+     r"|cannot identify image file|UnidentifiedImageError|Unknown image file format|Not a JPEG file|DataLossError|corrupted record|corrupt(?:ed)? (?:file|data|record)"
      r"|PytorchStreamReader failed|failed finding central directory|\bEOFError\b|Ran out of input"
      r"|UnpicklingError|invalid load key|pickle data was truncated|BadZipFile|Not a gzipped file|not a gzip file"
      r"|Only one class present in y_true|needs samples of at least 2 classes|contains only one class"
@@ -195,7 +195,7 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
     # OS-level EINVAL, OpenCV argument checks (-215), AWS/botocore parameter validation.
     ("illegal_argument.invalid", "illegal_argument", 0.85,
      r"\[Errno 22\] Invalid argument|\(-215:?Assertion failed\)|Parameter validation failed"
-     r"|Parameters? (?:are|is) not valid"),
+     r"|Parameters? (?:are|is) not valid|device type at start of device string"),
     ("undefined_variable.name", "undefined_variable", 0.97,
      r"NameError|UnboundLocalError|name '[\w.]+' is not defined|referenced before assignment"
      r"|cannot access (?:local|free) variable"),
