@@ -38,6 +38,11 @@ class Command(BaseCommand):
                     result = search_index.rebuild(client, settings.ES_INDEX_PREFIX, docs,
                                                   progress=bar.set, chunk_size=chunk_size)
                     Failure.objects.filter(analysed_at__lte=started).update(indexed_at=timezone.now())
+                    # Writes that went through the alias while we loaded landed in the old, now deleted,
+                    # index: push what changed since we started again.
+                    changed = list(Failure.objects.filter(analysed_at__gt=started).values_list("pk", flat=True))
+                    for start in range(0, len(changed), chunk_size):
+                        services.index_failures(changed[start:start + chunk_size])
         except search_index.IndexingError as exc:
             raise CommandError(f"reindex failed, the previous index is untouched: {exc}") from exc
         self.stdout.write(f"reindex: {result['count']} failures indexed into {result['index']} "
