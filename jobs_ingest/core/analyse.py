@@ -35,16 +35,33 @@ _STAGE_BY_FUNCTION = [
     ("evaluation", re.compile(r"eval|valid|(?:^|_)test(?:_|$)|predict|infer|score|metric|benchmark", re.I)),
     ("data_preprocessing", re.compile(r"__getitem__|__next__|collate|load_data|dataset|dataloader|preprocess"
                                       r"|tokeni[sz]|transform|augment|read_(?:csv|data|image)|prepare_data|_worker_loop"
-                                      r"|fetch|get_batch|make_data|build_data", re.I)),
+                                      r"|fetch|get_batch|make_data|build_data|encode|vocab", re.I)),
     ("training", re.compile(r"train|fit\b|(?:^|_)fit|backward|optimi[sz]er?_?step|training_step|run_epoch|(?:^|_)step$"
                             r"|_one_epoch|epoch", re.I)),
     ("initialization", re.compile(r"^<module>$|__init__|setup|build_model|create_model|get_model|load_model"
-                                  r"|from_pretrained|parse_args|init_process_group|load_checkpoint|load_state_dict"
+                                  r"|from_pretrained|parse_args|init_process_group|load_checkpoint|load_state_dict|^build_"
                                   r"|configure|main_worker|init", re.I)),
+]
+# Stage from the source line Python printed under a user frame, when function names say nothing
+# (scripts and notebooks run at module level): what the failing statement was doing.
+_STAGE_BY_CODE = [
+    ("training", re.compile(r"\.backward\(|\bloss\b\s*=|_loss\(|cross_entropy\(|criterion\(|optimi[sz]er\.step"
+                            r"|\.fit\(|\btrainer\.|\.train\(|train_(?:step|epoch|one)"
+                            r"|\bout(?:puts?)?\s*=\s*(?:self\.)?(?:model|net|emb\w*)\(", re.I)),
+    ("evaluation", re.compile(r"\beval|predict|accuracy|\bmetrics?\b|\bscore\(|\.evaluate\(", re.I)),
+    ("data_preprocessing", re.compile(r"\bopen\(|json\.loads?\(|pickle\.loads?\(|np\.load|pd\.read_|read_csv"
+                                      r"|Image\.open|imread|DataLoader\(|\bloader\b|dataset|\bds\[|tokeni[sz]|zipfile"
+                                      r"|gzip|\bcsv\.|listdir|glob\(|\.astype\(|for \w+ in f\b|\bfeatures\b|\bimages\b"
+                                      r"|\bsamples\b|transform|preprocess|normali[sz]e|\.split\(", re.I)),
+    ("initialization", re.compile(r"^import |^from \S+ import|parse_args|load_state_dict|torch\.load|from_pretrained"
+                                  r"|build_|\bconfig\b|\bcfg\b|\.to\(device\)|\.cuda\(\)", re.I)),
 ]
 # Stage from lines the job printed before failing, newest first. The training-side hook writes
 # "[jobtriage] stage=<name>" and wins over everything else.
 _HOOK_MARKER = re.compile(r"\[jobtriage\] stage[=:]\s*(initialization|data_preprocessing|training|evaluation)")
+# Start-up lines that print the run's parameters mention "training" and "evaluation" without
+# either having started (HF's "Training/evaluation parameters TrainingArguments(...)").
+_PARAMETER_DUMP = re.compile(r"parameters|arguments|\bargs\b|Namespace\(|\bconfig\b|\b\w+: (?:True|False)\b", re.I)
 _STAGE_BY_LOG = [
     ("evaluation", re.compile(r"\b(?:Evaluat(?:e|ing|ion)|Validat(?:e|ing|ion)|Testing|Running (?:eval|predict|test)"
                               r"|eval_loss|val_loss|val_acc|\*\*\*\*\* Running Evaluation|Predicting)\b", re.I)),
@@ -56,7 +73,8 @@ _STAGE_BY_LOG = [
                                   r"|Using device|world_size|Setting up|Downloading model)", re.I)),
 ]
 # Categories that can only happen before training starts, when nothing else tells the stage.
-_INITIALIZATION_CATEGORIES = {"library_not_found", "syntax_error"}
+_INITIALIZATION_CATEGORIES = {"syntax_error"}
+_LIKELY_INITIALIZATION = {"library_not_found"}
 
 
 def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int | None = None,
@@ -119,7 +137,7 @@ def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset
     frames = terminal.frames or next((f.frames for f in reversed(terminal.chain) if f.frames), [])
     user = _user_frame(frames)
     stage = _stage(frames, lines, terminal.start_index, tag.category)
-    if stage == "unknown" and terminal.kind == "argparse":
+    if terminal.kind == "argparse" and not _hook_stage(lines, terminal.start_index):
         stage = "initialization"  # arguments are parsed at start-up
     message = terminal.message[:MAX_MESSAGE_CHARS]
     return Analysis(
@@ -183,24 +201,41 @@ def _user_frame(frames: list[parser.Frame]) -> parser.Frame | None:
     return next((f for f in reversed(frames) if _is_user_frame(f)), None)
 
 
-def _stage(frames: list[parser.Frame], lines: list[str], before: int, category: str) -> str:
+def _hook_stage(lines: list[str], before: int) -> str:
     for line in reversed(lines[:before]):
         m = _HOOK_MARKER.search(line)
         if m:
             return m.group(1)
+    return ""
+
+
+def _stage(frames: list[parser.Frame], lines: list[str], before: int, category: str) -> str:
+    hooked = _hook_stage(lines, before)
+    if hooked:
+        return hooked
     # Innermost user frames first: "evaluate -> model.forward" is evaluation, not training.
-    user_functions = [f.function for f in reversed(frames) if _is_user_frame(f) and f.function]
+    user_frames = [f for f in reversed(frames) if _is_user_frame(f)]
+    user_functions = [f.function for f in user_frames if f.function]
     for function in user_functions:
-        if function == "<module>":
+        if function.startswith("<"):  # <module>, <listcomp>, <lambda>: no meaning
             continue
         for stage, pattern in _STAGE_BY_FUNCTION:
             if pattern.search(function):
                 return stage
+    if category in _INITIALIZATION_CATEGORIES:
+        return "initialization"  # compiled or imported at start-up, whatever the log said before
+    # What the job said it was doing last, then what the failing statement does.
     for line in reversed(lines[max(0, before - 400):before]):
+        if _PARAMETER_DUMP.search(line):
+            continue
         for stage, pattern in _STAGE_BY_LOG:
             if pattern.search(line):
                 return stage
-    if category in _INITIALIZATION_CATEGORIES or (user_functions and set(user_functions) <= {"<module>", "main"}):
+    for frame in user_frames:
+        for stage, pattern in _STAGE_BY_CODE:
+            if frame.code and pattern.search(frame.code):
+                return stage
+    if category in _LIKELY_INITIALIZATION or (user_functions and set(user_functions) <= {"<module>", "main"}):
         return "initialization"
     return "unknown"
 

@@ -106,6 +106,7 @@ class Frame:
     file: str
     line: int
     function: str
+    code: str = ""   # the source line Python printed under the frame, when it did
 
     def describe(self) -> str:
         tail = "/".join(self.file.replace("\\", "/").split("/")[-2:])
@@ -180,7 +181,8 @@ def _parse_traceback(bodies: list[str], start: int,
             func = (d.get("func") or d.get("nbfunc") or "").strip()
             frames.append(Frame(file, line, func))
         elif not body.strip() or _is_frame_line(body) or body.startswith("[Previous line repeated"):
-            pass
+            if frames and not frames[-1].code and body.startswith("    ") and body.strip()[:1] not in ("^", "~"):
+                frames[-1].code = body.strip()[:300]
         elif body.startswith("-" * 10):
             pass
         else:
