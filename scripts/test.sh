@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The test command:   scripts/test.sh [pytest args ...]
+#
+# Works on a fresh machine: creates .venv (Python >= 3.11) if missing, installs requirements-dev.txt
+# (skipped when the requirement files have not changed since the last install), starts the local
+# PostgreSQL / Redis / Elasticsearch with scripts/servers.sh (skipped when they already answer),
+# exports their URLs and runs `python -m pytest "$@"` from the repo root with pytest's exit code.
+# The servers are left running for the next run; stop them with `scripts/servers.sh stop`.
+# Port overrides (PG_PORT, REDIS_PORT, ES_PORT, ES_TRANSPORT_PORT) are honoured; see docs/servers.md.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+say() { printf '[test] %s\n' "$*" >&2; }
+die() { printf '[test] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- virtualenv
+find_python() {
+    local c
+    for c in "${PYTHON:-}" python3.11 python3 python; do
+        [[ -n "$c" ]] && command -v "$c" >/dev/null 2>&1 || continue
+        if "$c" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then echo "$c"; return 0; fi
+    done
+    return 1
+}
+
+ensure_venv() {
+    if [[ ! -x .venv/bin/python ]]; then
+        local py
+        if ! py="$(find_python)" || ! "$py" -c 'import venv, ensurepip' 2>/dev/null; then
+            if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null; then
+                say "installing python3 + python3-venv with apt-get ..."
+                export DEBIAN_FRONTEND=noninteractive
+                apt-get update -q >&2 && apt-get install -y -q --no-install-recommends python3 python3-venv python3-pip >&2 \
+                    || die "apt-get install python3-venv failed"
+                py="$(find_python)" || die "no Python >= 3.11 found (set PYTHON=/path/to/python3.11)"
+            else
+                die "need Python >= 3.11 with the venv module (Debian: apt-get install python3-venv), or set PYTHON="
+            fi
+        fi
+        say "creating .venv with $py ($("$py" -V 2>&1)) ..."
+        rm -rf .venv
+        "$py" -m venv .venv || die "$py -m venv .venv failed"
+    fi
+    # Reinstall only when the requirement files (or the interpreter) changed since the last good install.
+    local stamp=.venv/.jobtriage-requirements.sha256 want
+    want="$(cat requirements.txt requirements-dev.txt <(.venv/bin/python -VV) | sha256sum | cut -d' ' -f1)"
+    if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]]; then
+        say "pip install -r requirements-dev.txt ..."
+        PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/python -m pip install -q -r requirements-dev.txt \
+            || die "pip install -r requirements-dev.txt failed"
+        echo "$want" >"$stamp"
+    else
+        say "requirements unchanged, .venv up to date"
+    fi
+    export VIRTUAL_ENV="$REPO/.venv" PATH="$REPO/.venv/bin:$PATH"
+}
+
+# ---------------------------------------------------------------- servers
+# Fast path: when all three servers already answer (as the jobtriage role for PostgreSQL) there is
+# nothing for `servers.sh start` to do, so do not take its lock or run its installation checks.
+servers_answering() {
+    local pg="${PG_PORT:-55432}" rd="${REDIS_PORT:-56379}" es="${ES_PORT:-59200}"
+    command -v psql >/dev/null && command -v redis-cli >/dev/null && command -v curl >/dev/null || return 1
+    PGPASSWORD=jobtriage PGCONNECT_TIMEOUT=3 psql -w -X -qtA -h 127.0.0.1 -p "$pg" -U jobtriage -d jobtriage \
+        -c 'SELECT 1' >/dev/null 2>&1 || return 1
+    [[ "$(timeout 3 redis-cli -h 127.0.0.1 -p "$rd" ping 2>/dev/null)" == PONG ]] || return 1
+    # Not GET /: the integ-test-zip distribution has no rest-root module (GET / answers 405).
+    curl -fsS -m 5 "http://127.0.0.1:$es/_cluster/health?wait_for_status=yellow&timeout=2s" >/dev/null 2>&1
+}
+
+ensure_servers() {
+    if servers_answering; then
+        say "servers already answering (postgresql :${PG_PORT:-55432}, redis :${REDIS_PORT:-56379}, elasticsearch :${ES_PORT:-59200})"
+    else
+        say "starting local servers (scripts/servers.sh start) ..."
+        # In a session of its own: Elasticsearch does not detach from the caller's process group, so
+        # a Ctrl-C in the terminal (e.g. stopping scripts/dev.sh) would otherwise stop it too.
+        local setsid=(); if command -v setsid >/dev/null; then setsid=(setsid -w); fi
+        "${setsid[@]}" bash scripts/servers.sh start || die "scripts/servers.sh start failed (see docs/servers.md, troubleshooting)"
+    fi
+    eval "$(bash scripts/servers.sh env)"
+}
+
+# ---------------------------------------------------------------- main
+# When sourced (scripts/dev.sh does this), only define the functions.
+if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
+
+T0=$SECONDS
+ensure_venv
+ensure_servers
+say "ready in $((SECONDS - T0))s: python -m pytest $*"
+exec python -m pytest "$@"
