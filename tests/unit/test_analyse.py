@@ -246,3 +246,39 @@ def test_arbitrary_bytes(data):
     assert isinstance(a, Analysis)
     if a.failure_line_number is not None:
         assert split_lines(data.decode("utf-8", "replace"))[a.failure_line_number - 1] == a.failure_line
+
+
+def _tb(code, exc="KeyError: 'x'", func="<module>"):
+    return f'Traceback (most recent call last):\n  File "/w/run.py", line 9, in {func}\n    {code}\n{exc}\n'
+
+
+@pytest.mark.parametrize("code,stage", [
+    ("loss.backward()", "training"),
+    ("history = model.fit(x, y, validation_data=(vx, vy))", "training"),
+    ("acc = accuracy(preds, labels)", "evaluation"),
+    ("records = json.load(fh)", "data_preprocessing"),
+    ("df = pd.read_csv(path)", "data_preprocessing"),
+    ("import apex", "initialization"),
+    ("model.load_state_dict(torch.load(ckpt))", "initialization"),
+])
+def test_stage_from_source_line_of_module_level_code(code, stage):
+    assert analyse_text(_tb(code)).stage == stage
+
+
+def test_stage_function_name_wins_over_source_line():
+    assert analyse_text(_tb("x = json.load(fh)", func="evaluate")).stage == "evaluation"
+
+
+def test_parameter_dump_is_not_a_stage_marker():
+    log = ("INFO Training/evaluation parameters TrainingArguments(output_dir=/o, num_train_epochs=3)\n"
+           "INFO Process rank: 0, device: cuda:0, distributed training: True\n" + _tb("x = y", func="helper"))
+    assert analyse_text(log).stage == "unknown"
+    log = "INFO Epoch 1/3\n" + _tb("x = y", func="helper")
+    assert analyse_text(log).stage == "training"
+
+
+def test_syntax_error_is_initialization_even_after_markers():
+    log = ("Epoch 1/3\n" + '  File "/w/model.py", line 3\n    print "x"\n    ^\n'
+           "SyntaxError: Missing parentheses in call to 'print'\n")
+    a = analyse_text(log)
+    assert a.category == "syntax_error" and a.stage == "initialization"

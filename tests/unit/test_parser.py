@@ -260,3 +260,58 @@ def test_noise_lines_are_not_failures(line):
 
 def test_frame_describe():
     assert parser.Frame("/a/b/c/train.py", 10, "main").describe() == "c/train.py:10 in main"
+
+
+def test_message_ends_at_a_new_log_record():
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/w/train.py", line 3, in <module>',
+        "KeyError: 'lr'",
+        "2024-01-01 00:00:00,000 INFO launcher: process exited with code 1, uploading logs",
+        "Hint: this line would otherwise be taken as part of the message",
+    ]
+    f = terminal(lines)
+    assert f.message == "'lr'"
+
+
+def test_message_ends_at_another_rank():
+    lines = ["[rank0]: Traceback (most recent call last):", '[rank0]:   File "/w/t.py", line 3, in f',
+             "[rank0]: ValueError: bad", "[rank1]: still training step 10"]
+    assert terminal(lines).message == "bad"
+
+
+def test_blank_line_after_announcing_message_continues():
+    lines = ["Traceback (most recent call last):", '  File "/w/t.py", line 3, in f',
+             "ResourceExhaustedError: Graph execution error:", "",
+             "OOM when allocating tensor with shape[128,1,5000,512]"]
+    assert "OOM when allocating" in terminal(lines).message
+
+
+def test_handled_traceback_then_argparse_error():
+    lines = [
+        "Could not load checkpoint, starting from scratch:",
+        "Traceback (most recent call last):",
+        '  File "/w/train.py", line 112, in maybe_resume',
+        "FileNotFoundError: [Errno 2] No such file or directory: '/out/last.pt'",
+        "usage: run.py [-h] --batch-size BATCH_SIZE",
+        "run.py: error: argument --batch-size: invalid int value: '32.0'",
+    ]
+    failures = parser.find_failures(lines)
+    assert failures[0].suppressed
+    assert terminal(lines).kind == "argparse"
+
+
+def test_failure_followed_by_fallback_note_is_not_terminal():
+    lines = [
+        "Traceback (most recent call last):", '  File "/w/t.py", line 1, in <module>',
+        "ModuleNotFoundError: No module named 'fast_dep'",
+        "optional dependency missing, falling back to the slow path",
+        "Traceback (most recent call last):", '  File "/w/t.py", line 9, in <module>',
+        "KeyError: 'val_loss'",
+    ]
+    assert terminal(lines).exception_type == "KeyError"
+
+
+def test_frame_source_line_is_kept():
+    f = terminal(lines_of("python_traceback.log"))
+    assert f.frames[-1].code == "with open(path) as fh:"
