@@ -181,3 +181,16 @@ def test_long_message_is_fast():
     start = time.perf_counter()
     tagger.tag("RuntimeError", message[:1_000_000])
     assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("exc_type,message,expected", CASES)
+def test_fast_lowercase_rules_agree_with_case_insensitive_rules(exc_type, message, expected):
+    text = f"{exc_type.rsplit('.', 1)[-1]}: {message}"
+    slow = next((rid for rid, _, _, p in tagger.MESSAGE_RULES if p.search(text)), None)
+    fast = next((rid for (rid, _, _, _), f in zip(tagger.MESSAGE_RULES, tagger._FAST) if f.search(text.lower())), None)
+    assert slow == fast
+
+
+def test_unicode_that_grows_when_lowercased():
+    t = tagger.tag("FileNotFoundError", "İstanbul: No such file or directory: 'İ.csv'")
+    assert t.category == "path_not_found" and "No such file" in t.evidence
