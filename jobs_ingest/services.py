@@ -152,8 +152,24 @@ def enqueue_indexing(failure_ids: list[int]) -> None:
         log.warning("failures %s not queued for indexing (%s); `reindex --pending` will index them", failure_ids, exc)
 
 
+_clients: dict[str, object] = {}
+_ensured: set[tuple[str, str]] = set()
+
+
 def es_client():
-    return search_index.make_client(settings.ELASTICSEARCH_URL)
+    """One client (and connection pool) per process and URL."""
+    url = settings.ELASTICSEARCH_URL
+    if url not in _clients:
+        _clients[url] = search_index.make_client(url)
+    return _clients[url]
+
+
+def ensure_index_once(client) -> None:
+    """Create the template/index/alias the first time this process indexes (not on every task)."""
+    key = (settings.ELASTICSEARCH_URL, settings.ES_INDEX_PREFIX)
+    if key not in _ensured:
+        search_index.ensure_index(client, settings.ES_INDEX_PREFIX)
+        _ensured.add(key)
 
 
 def failure_documents(failures: Iterable[Failure]) -> Iterable[dict]:
@@ -176,6 +192,10 @@ def failure_documents(failures: Iterable[Failure]) -> Iterable[dict]:
         }
 
 
+def _status(error: dict) -> int | None:
+    return next(iter(error.values()), {}).get("status") if isinstance(error, dict) else None
+
+
 def failures_for_index():
     return Failure.objects.select_related("job", "signature").prefetch_related("job__attempts").order_by("pk")
 
@@ -187,8 +207,12 @@ def index_failures(failure_ids: list[int]) -> int:
         return 0
     started = timezone.now()
     client = es_client()
-    search_index.ensure_index(client, settings.ES_INDEX_PREFIX)
+    ensure_index_once(client)
     ok, errors = search_index.bulk_index(client, settings.ES_INDEX_PREFIX, failure_documents(failures))
+    if errors and all(_status(e) == 404 for e in errors):
+        # The index was deleted behind our back (or by a test): create it again and retry once.
+        search_index.ensure_index(client, settings.ES_INDEX_PREFIX)
+        ok, errors = search_index.bulk_index(client, settings.ES_INDEX_PREFIX, failure_documents(failures))
     if errors:
         log.error("indexing errors for failures %s: %s", failure_ids, errors[:3])
     failed = {str(e.get("index", e).get("_id")) for e in errors} if errors else set()

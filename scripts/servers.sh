@@ -136,7 +136,7 @@ pg_start() {
         # Ports/sockets are passed at every start so that PG_PORT overrides keep working on an old data dir.
         # synchronous_commit=off: faster tests, a crash loses at most the last few commits (never corrupts).
         as_user "$PG_USER" "$PG_BIN/pg_ctl" start -D "$PG_DATA" -l "$PG_LOG" -w -t "$PG_TIMEOUT" \
-            -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c synchronous_commit=off" >/dev/null \
+            -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c synchronous_commit=off" >/dev/null 9>&- \
             || { show_log "$PG_LOG"; die "postgresql did not start on port $PG_PORT within ${PG_TIMEOUT}s"; }
     fi
     local deadline=$((SECONDS + PG_TIMEOUT))
@@ -192,7 +192,7 @@ redis_start() {
         # No persistence: Redis is only the Celery broker / result store; PostgreSQL and ES hold the data.
         redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes \
             --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" --dir "$REDIS_DIR" \
-            --save '' --appendonly no \
+            --save '' --appendonly no 9>&- \
             || { show_log "$REDIS_DIR/redis.log"; die "redis-server failed to start"; }
     fi
     local deadline=$((SECONDS + REDIS_TIMEOUT))
@@ -228,7 +228,8 @@ redis_status() {
 
 # ---------------------------------------------------------------- Elasticsearch
 es_url() { printf 'http://127.0.0.1:%s%s' "$ES_PORT" "${1:-}"; }
-es_up() { curl -fsS -m 3 "$(es_url /)" >/dev/null 2>&1; }
+# This distribution answers GET / with 405 (its root handler lives in a module it lacks): ask _cluster/health.
+es_up() { curl -fsS -m 3 "$(es_url /_cluster/health)" >/dev/null 2>&1; }
 es_pid() { # our ES pid, only if that process really runs our distribution
     local pid; pid="$(read_pid "$ES_PIDFILE")"
     if pid_alive "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$ES_HOME"; then echo "$pid"; fi
@@ -262,7 +263,7 @@ es_start() {
         log "elasticsearch: starting $ES_VERSION on 127.0.0.1:$ES_PORT (transport $ES_TRANSPORT_PORT, heap $ES_HEAP, log $ES_LOG) ..."
         # Single-node discovery also means the production bootstrap checks (vm.max_map_count, ...) only warn.
         # destructive_requires_name=false lets tests delete their own indices by wildcard.
-        as_user "$ES_USER" env ES_JAVA_HOME="$ES_JAVA_HOME" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" ES_TMPDIR="$ES_DIR/tmp" \
+        as_user "$ES_USER" setsid env ES_JAVA_HOME="$ES_JAVA_HOME" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" ES_TMPDIR="$ES_DIR/tmp" \
             "$ES_HOME/bin/elasticsearch" -d -p "$ES_PIDFILE" \
             -E cluster.name=jobtriage -E node.name=jobtriage-es \
             -E discovery.type=single-node -E xpack.security.enabled=false \
@@ -271,7 +272,7 @@ es_start() {
             -E path.data="$ES_DIR/data" -E path.logs="$ES_DIR/logs" \
             -E cluster.routing.allocation.disk.threshold_enabled=false \
             -E action.destructive_requires_name=false \
-            >"$ES_OUT" 2>&1 \
+            >"$ES_OUT" 2>&1 9>&- \
             || { show_log "$ES_OUT"; show_log "$ES_LOG" 60; die "elasticsearch failed to start"; }
     fi
     local deadline=$((SECONDS + ES_TIMEOUT))
@@ -318,9 +319,8 @@ es_stop() {
 
 es_status() {
     if es_up; then
-        local body v h
-        body="$(curl -fsS -m 3 "$(es_url /)" 2>/dev/null || true)"
-        v="$(printf '%s' "$body" | sed -n 's/.*"number" *: *"\([^"]*\)".*/\1/p' | head -n1)"
+        local v h
+        v="$(curl -fsS -m 3 "$(es_url '/_cat/nodes?h=version')" 2>/dev/null | head -n1 | tr -d ' \n' || true)"
         h="$(curl -fsS -m 3 "$(es_url '/_cat/health?h=status')" 2>/dev/null | tr -d ' \n' || true)"
         printf '%-14s up    127.0.0.1:%-6s Elasticsearch %s (cluster %s)\n' elasticsearch "$ES_PORT" "${v:-?}" "${h:-?}"
     else
