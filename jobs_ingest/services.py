@@ -15,6 +15,8 @@ from typing import BinaryIO, Iterable
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce, Greatest, Least
 from django.utils import timezone
 
 from jobs_ingest import search_index
@@ -122,15 +124,14 @@ def analyse(job_id: int) -> Failure | None:
             fingerprint=analysis.fingerprint, normaliser_version=analysis.normaliser_version,
             defaults={"exception_type": analysis.exception_type[:255], "masked_message": analysis.masked_message,
                       "category": analysis.category})
-        previous = Failure.objects.filter(job=job).values_list("signature_id", flat=True).first()
+        previous = Failure.objects.filter(job=job).values_list("signature_id", "gpu_seconds").first()
         gpu_seconds = sum(a.gpu_seconds for a in job.attempts.all())
         failure, _ = Failure.objects.update_or_create(job=job, defaults={
             "signature": signature, "gpu_seconds": gpu_seconds, "indexed_at": None,
             **{k: facts[k] for k in FAILURE_FIELDS}})
+        _count_failure(signature, job, gpu_seconds, previous)
+        signature.category = analysis.category
         Signature.objects.filter(pk=signature.pk).update(category=analysis.category)
-        signature.refresh_stats()
-        if previous and previous != signature.pk:
-            Signature.objects.get(pk=previous).refresh_stats()
         job.ingest_state, job.ingest_error = Job.Ingest.ANALYSED, ""
         job.save(update_fields=["ingest_state", "ingest_error", "updated_at"])
         transaction.on_commit(lambda: enqueue_indexing([failure.pk]))
@@ -142,6 +143,21 @@ def analyse(job_id: int) -> Failure | None:
 FAILURE_FIELDS = ("found", "failure_line", "failure_line_number", "exception_type", "message", "traceback",
                   "user_frame", "excerpt", "excerpt_start_line", "stage", "category", "dimension", "confidence",
                   "rule", "evidence", "tagger_version", "retry_advice")
+
+
+def _count_failure(signature: Signature, job: Job, gpu_seconds: float, previous: tuple | None) -> None:
+    """Update the signature's counters in place (O(1), whatever its size). A re-analysis of the same
+    job only adjusts its GPU time; a failure that moved to another signature recounts the old one."""
+    seen = job.ended_at or job.received_at
+    moved = previous is not None and previous[0] != signature.pk
+    new = previous is None or moved
+    Signature.objects.filter(pk=signature.pk).update(
+        failure_count=F("failure_count") + (1 if new else 0),
+        gpu_seconds=F("gpu_seconds") + gpu_seconds - (0 if new else previous[1]),
+        first_seen=Least(Coalesce("first_seen", Value(seen)), Value(seen)),
+        last_seen=Greatest(Coalesce("last_seen", Value(seen)), Value(seen)))
+    if moved:
+        Signature.objects.get(pk=previous[0]).refresh_stats()
 
 
 def enqueue_indexing(failure_ids: list[int]) -> None:

@@ -185,3 +185,22 @@ def test_succeeded_job_is_stored_without_a_failure(client, api_token, celery_wor
     response = post_json(client, api_token, {**job(status="succeeded"), "log_text": "done\n"})
     wait_for(lambda: Job.objects.filter(pk=response.json()["id"], ingest_state="analysed").exists(), what="job")
     assert not Failure.objects.exists()
+
+
+def test_signature_counters_follow_reanalysis(client, api_token, celery_worker):
+    """Counters are kept incrementally: a re-sent job with more GPUs adjusts, a job whose log now
+    shows another failure moves to the other signature and the first one is recounted."""
+    a = post_json(client, api_token, {**job("1"), "log_text": OOM_LOG}).json()["id"]
+    post_json(client, api_token, {**job("2"), "log_text": OOM_LOG})
+    wait_for(lambda: Failure.objects.filter(indexed_at__isnull=False).count() == 2, what="two failures")
+    oom = Signature.objects.get()
+    assert (oom.failure_count, oom.gpu_seconds) == (2, 2 * 8 * 2 * 3600)
+
+    post_json(client, api_token, {**job("1", gpus=16), "log_text": OOM_LOG})
+    wait_for(lambda: Signature.objects.get(pk=oom.pk).gpu_seconds == (8 + 16) * 2 * 3600, what="GPU time adjusted")
+    post_json(client, api_token, {**job("1"), "log_text": "KeyError: 'lr'\n"})
+    moved = wait_for(lambda: Failure.objects.filter(job_id=a, category="key_not_found", indexed_at__isnull=False).first(),
+                     what="re-analysis")
+    oom.refresh_from_db()
+    assert (oom.failure_count, oom.gpu_seconds) == (1, 8 * 2 * 3600)
+    assert moved.signature.failure_count == 1
