@@ -215,7 +215,7 @@ def _parse_traceback(bodies: list[str], start: int,
         body = bodies[j]
         # A new log record (timestamp, glog or level prefix, another rank's line) or the start of
         # another kind of failure is not part of this message.
-        if records is not None and (records[j] or ranks[j] != ranks[i]) or body.startswith(_MESSAGE_ENDERS):
+        if records is not None and (records[j] or ranks[j] != ranks[i]) or _MESSAGE_END.match(body):
             break
         if (TRACEBACK_HEADER.match(body) or any(c in body for c in _CHAIN_MARKERS)
                 or _IGNORED_BLOCK.match(body) or EXCEPTION_LINE.match(body.strip()) and not body[:1].isspace()):
@@ -232,7 +232,10 @@ def _parse_traceback(bodies: list[str], start: int,
 
 
 _RECORD_PREFIX = re.compile("|".join(f"(?:{p.pattern})" for p in _PREFIXES[3:6]))
-_MESSAGE_ENDERS = ("usage:", "terminate called after throwing", "Exception ignored in")
+# Lines that start something else: another failure, or the launcher's own report of the exit
+# ("srun: error: node-3: task 0: Exited with exit code 1", shell xtrace, the shell's death notices).
+_MESSAGE_END = re.compile(r"^(?:usage:|terminate called after throwing|Exception ignored in|srun: |slurmstepd: "
+                          r"|mpirun |\+ |[\w./-]+: error: |Killed$|Aborted|Segmentation fault)")
 
 
 def _starts_record(line: str, level: str) -> bool:
@@ -249,7 +252,33 @@ MAX_NOTEBOOK_TRACEBACK_LINES = 3000
 
 
 def find_failures(lines: list[str]) -> list[Failure]:
-    """All candidate failures in order of appearance, chained exceptions folded into the last one."""
+    """All candidate failures in order of appearance, chained exceptions folded into the last one.
+
+    When several ranks print at once (torchrun, srun --label, mpirun --tag-output) their lines
+    interleave; each rank's lines (and the unprefixed ones) are then parsed on their own, so every
+    traceback is read whole, and indices are mapped back to the log's lines."""
+    ranks = [_rank_of(line) for line in lines]
+    if len(set(ranks) - {""}) < 2:
+        return _find_failures(lines)
+    groups: dict[str, list[int]] = {}
+    for k, rank in enumerate(ranks):
+        groups.setdefault(rank, []).append(k)
+    failures: list[Failure] = []
+    for indices in groups.values():
+        for f in _find_failures([lines[k] for k in indices]):
+            for g in (f, *f.chain):
+                g.line_index, g.start_index = indices[g.line_index], indices[g.start_index]
+            failures.append(f)
+    failures.sort(key=lambda f: f.line_index)
+    return failures
+
+
+def _rank_of(line: str) -> str:
+    m = _RANK.match(line) if line[:1] in "[0123456789" else None
+    return next((g for g in m.groups() if g is not None), "") if m else ""
+
+
+def _find_failures(lines: list[str]) -> list[Failure]:
     parsed = [strip_prefixes(line) for line in lines]
     bodies = [p[0] for p in parsed]
     records = [_starts_record(line, p[1]) for line, p in zip(lines, parsed)]

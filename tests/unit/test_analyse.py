@@ -23,6 +23,7 @@ SCENARIOS = [
     ("chained_direct_cause.log", "corrupt_data", 16, "Exception: could not restore model", "initialization"),
     ("dataloader_worker.log", "corrupt_data", 25, "PIL.UnidentifiedImageError: cannot identify", "data_preprocessing"),
     ("torchrun_childfailed.log", "gpu_oom", 11, "[rank1]: torch.OutOfMemoryError", "training"),
+    ("torchrun_interleaved.log", "tensor_mismatch", 13, "[rank0]: RuntimeError: mat1 and mat2", "training"),
     ("torchrun_sigkill.log", "cpu_oom", 10, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
      "training"),
     ("tf_resource_exhausted.log", "gpu_oom", 14, "tensorflow.python.framework.errors_impl.ResourceExhaustedError",

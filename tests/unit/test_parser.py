@@ -315,3 +315,13 @@ def test_failure_followed_by_fallback_note_is_not_terminal():
 def test_frame_source_line_is_kept():
     f = terminal(lines_of("python_traceback.log"))
     assert f.frames[-1].code == "with open(path) as fh:"
+
+
+def test_interleaved_rank_tracebacks_are_read_per_rank():
+    lines = lines_of("torchrun_interleaved.log")
+    failures = parser.find_failures(lines)
+    ranked = [f for f in failures if f.rank]
+    assert [(f.rank, f.line_index) for f in ranked] == [("0", 12), ("1", 13)]
+    assert all([fr.function for fr in f.frames] == ["train_one_epoch", "forward"] for f in ranked)
+    f = parser.terminating_failure(failures, lines)
+    assert f.rank == "0" and f.exception_type == "RuntimeError" and f.start_index == 2
