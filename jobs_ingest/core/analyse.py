@@ -159,7 +159,7 @@ def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset
         retry_advice=tag.retry_advice,
         tagger_version=tagger.TAGGER_VERSION,
         masked_message=normalise.masked_message(terminal.exception_type, message),
-        fingerprint=normalise.fingerprint(terminal.exception_type, message, user.function if user else ""),
+        fingerprint=normalise.fingerprint(terminal.exception_type, message, _fingerprint_location(user)),
         normaliser_version=normalise.NORMALISER_VERSION,
     )
 
@@ -195,6 +195,17 @@ def _nonblank_after(lines: list[str], index: int) -> int:
 
 def _is_user_frame(frame: parser.Frame) -> bool:
     return not _LIBRARY_PATH.search(frame.file)
+
+
+def _fingerprint_location(frame: parser.Frame | None) -> str:
+    """The user's innermost function names where a failure happened; code at module level or in a
+    notebook cell has no such name, so its (masked) failing statement stands in for it, as Sentry
+    uses a frame's context line. Otherwise two scripts' "SyntaxError: invalid syntax" would merge."""
+    if frame is None:
+        return ""
+    if frame.function and not frame.function.startswith("<"):
+        return frame.function
+    return f"{frame.function}|{normalise.mask(frame.code)}" if frame.code else frame.function
 
 
 def _user_frame(frames: list[parser.Frame]) -> parser.Frame | None:

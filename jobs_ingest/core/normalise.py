@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-NORMALISER_VERSION = "1"
+NORMALISER_VERSION = "2"
 MAX_MESSAGE_CHARS = 600
 
 _SUBSTITUTIONS: list[tuple[re.Pattern, str]] = [

@@ -49,6 +49,9 @@ _TB_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*):(
 # A frame of a rich-style traceback: "│ /path/to/file.py:113 in from_pretrained          │".
 _RICH_FRAME = re.compile(r"^\s*│\s*(?P<file>\S+?\.\w+):(?P<line>\d+) in (?P<func>\S+)\s*│?\s*$")
 _RICH_BOX = ("│", "╭", "╰")
+_IPY_ARROW = re.compile(r"^-*-> ?\s*\d+\s(.*)$")
+_IPY_CONTEXT = re.compile(r"^\s+\d+\s")
+_SYNTAX_TYPES = ("SyntaxError", "IndentationError", "TabError")
 # Exception types that only wrap the real failure of a child process or worker.
 WRAPPERS = re.compile(
     r"(?:^|\.)(?:ChildFailedError|CalledProcessError|ProcessRaisedException|ProcessExitedException"
@@ -181,7 +184,11 @@ def _parse_traceback(bodies: list[str], start: int,
             func = (d.get("func") or d.get("nbfunc") or "").strip()
             frames.append(Frame(file, line, func))
         elif not body.strip() or _is_frame_line(body) or body.startswith("[Previous line repeated"):
-            if frames and not frames[-1].code and body.startswith("    ") and body.strip()[:1] not in ("^", "~"):
+            arrow = _IPY_ARROW.match(body)
+            if frames and arrow:  # IPython marks the failing line of a frame with an arrow
+                frames[-1].code = arrow.group(1).strip()[:300]
+            elif (frames and not frames[-1].code and body.startswith("    ") and not _IPY_CONTEXT.match(body)
+                  and body.strip()[:1] not in ("^", "~")):
                 frames[-1].code = body.strip()[:300]
         elif body.startswith("-" * 10):
             pass
@@ -323,7 +330,10 @@ def _find_failures(lines: list[str]) -> list[Failure]:
         m = EXCEPTION_LINE.match(stripped) if not body[:1].isspace() else None
         if m and m.group("msg") is not None and (not _looks_like_prose(m.group("type"))
                                                  or _after_rich_box(bodies, k)):
-            failures.append(Failure(m.group("type"), (m.group("msg") or "").strip(), k, k, rank=rank))
+            failure = Failure(m.group("type"), (m.group("msg") or "").strip(), k, k, rank=rank)
+            if failure.short_type in _SYNTAX_TYPES:
+                _attach_syntax_location(failure, bodies)
+            failures.append(failure)
             continue
         if k + 1 < n and bodies[k + 1].strip() == _LUA_TRACEBACK:
             failures.append(Failure("LuaError", _LUA_INTERPRETER.sub("", stripped, count=1), k, k,
@@ -394,6 +404,21 @@ def _embedded_failures(parsed: list[tuple[str, str, str]]) -> list[Failure]:
 
 
 MAX_EMBEDDED_SCAN = 2000
+
+
+def _attach_syntax_location(failure: Failure, bodies: list[str]) -> None:
+    """A SyntaxError printed without a traceback still names its place just above:
+    '  File "model.py", line 3' (or '  Cell In[3], line 5'), the offending line and a caret."""
+    k = failure.line_index
+    for j in range(k - 1, max(-1, k - 6), -1):
+        m = _FRAME.match(bodies[j]) or _IPY_FRAME.match(bodies[j].strip())
+        if m:
+            d = m.groupdict()
+            code = next((b.strip() for b in bodies[j + 1:k] if b.strip() and b.strip()[:1] not in ("^", "~")), "")
+            failure.frames = [Frame(d.get("file") or d.get("nbfile") or "<cell>",
+                                    int(d.get("line") or d.get("cline") or 0), "", code[:300])]
+            failure.start_index = j
+            return
 
 
 def _looks_like_prose(exc_type: str) -> bool:

@@ -283,3 +283,34 @@ def test_syntax_error_is_initialization_even_after_markers():
            "SyntaxError: Missing parentheses in call to 'print'\n")
     a = analyse_text(log)
     assert a.category == "syntax_error" and a.stage == "initialization"
+
+
+def test_module_level_failures_of_different_statements_do_not_merge():
+    a = analyse_text(_tb("x = rows[5]", exc="IndexError: list index out of range"))
+    b = analyse_text(_tb("y = cols[k + 1]", exc="IndexError: list index out of range"))
+    c = analyse_text(_tb("x = rows[7]", exc="IndexError: list index out of range").replace("/w/", "/home/bob/"))
+    assert a.fingerprint != b.fingerprint
+    assert a.fingerprint == c.fingerprint  # numbers and paths are masked
+
+
+def test_same_function_different_statements_share_a_fingerprint():
+    a = analyse_text(_tb("x = rows[5]", exc="KeyError: 'lr'", func="build"))
+    b = analyse_text(_tb("y = cfg['lr']", exc="KeyError: 'lr'", func="build"))
+    assert a.fingerprint == b.fingerprint
+
+
+def test_syntax_error_without_traceback_has_its_location():
+    log = '  File "/w/model.py", line 3\n    print "x"\n    ^\nSyntaxError: invalid syntax\n'
+    a = analyse_text(log)
+    assert a.category == "syntax_error" and a.user_frame == "w/model.py:3"
+    other = analyse_text(log.replace('print "x"', "def f(:"))
+    assert other.fingerprint != a.fingerprint
+
+
+def test_notebook_arrow_line_is_the_frame_code():
+    from jobs_ingest.core import parser
+    lines = ["IndexError                                Traceback (most recent call last)",
+             "Cell In[12], line 3", "      1 a = [1]", "      2 b = 2", "----> 3 c = a[b]", "",
+             "IndexError: list index out of range"]
+    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    assert f.frames[0].code == "c = a[b]"
