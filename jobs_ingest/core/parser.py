@@ -364,7 +364,7 @@ def _find_failures(lines: list[str]) -> list[Failure]:
         # (A cue line ending in ":" or naming a traceback introduces the next one instead.)
         if f.kind == "python" and any(_HANDLED_CUE.search(b) and not b.rstrip().endswith(":")
                                       and "traceback" not in b.lower()
-                                      for b in bodies[f.line_index + 1:f.line_index + 3]):
+                                      for b in _lines_after(f, bodies, 2)):
             f.suppressed = True
     return [f for f in failures if not _is_retried(f, bodies)]
 
@@ -446,8 +446,14 @@ def _usage_start(bodies: list[str], k: int) -> int:
 
 def _is_retried(failure: Failure, bodies: list[str]) -> bool:
     """An error that the program caught and retried is followed by a retry message."""
-    after = bodies[failure.line_index + 1:failure.line_index + 4]
-    return any(_RETRIED.search(b) for b in after) and failure.kind == "python"
+    return failure.kind == "python" and any(_RETRIED.search(b) for b in _lines_after(failure, bodies, 3))
+
+
+def _lines_after(failure: Failure, bodies: list[str], count: int) -> list[str]:
+    """The `count` lines after the failure's message (its own continuation lines, such as TF's
+    "0 derived errors ignored.", say nothing about whether the program went on)."""
+    end = failure.line_index + max(1, len(failure.message.splitlines()))
+    return bodies[end:end + count]
 
 
 def terminating_failure(failures: list[Failure], lines: list[str]) -> Failure | None:

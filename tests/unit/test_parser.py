@@ -325,3 +325,11 @@ def test_interleaved_rank_tracebacks_are_read_per_rank():
     assert all([fr.function for fr in f.frames] == ["train_one_epoch", "forward"] for f in ranked)
     f = parser.terminating_failure(failures, lines)
     assert f.rank == "0" and f.exception_type == "RuntimeError" and f.start_index == 2
+
+
+def test_words_inside_the_message_do_not_mark_it_handled():
+    lines = ["Traceback (most recent call last):", '  File "/w/t.py", line 3, in f',
+             "InvalidArgumentError: Graph execution error:", "", "Unknown image file format.",
+             "0 derived errors ignored. [Op:__inference_train_function_1]"]
+    f = terminal(lines)
+    assert f is not None and not f.suppressed
