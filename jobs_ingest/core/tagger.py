@@ -139,7 +139,9 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Trying to create optimizer slot variable under the scope|Invalid device string|Tensor\.item\(\) .* graph"
      # estimators used before fit(); custom Keras objects not registered when a model is loaded.
      r"|NotFittedError|is not fitted yet|not fitted or provided|Unknown layer: |custom_object_scope"
-     r"|refers to an Operation, not a Tensor"),
+     r"|refers to an Operation, not a Tensor"
+     # TF graph pruning asked for nodes the graph does not have (names look like paths).
+     r"|Some target nodes not found|nodes? not found in (?:the )?graph"),
     ("unexpected_encoding.codec", "unexpected_encoding", 0.97,
      r"Unicode(?:Decode|Encode)?Error|codec can't (?:decode|encode)|invalid (?:start|continuation) byte"
      r"|surrogates not allowed|code points? < 128"),
@@ -149,6 +151,7 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|PytorchStreamReader failed|failed finding central directory|\bEOFError\b|Ran out of input"
      r"|UnpicklingError|invalid load key|pickle data was truncated|BadZipFile|Not a gzipped file|not a gzip file"
      r"|Only one class present in y_true|needs samples of at least 2 classes|contains only one class"
+     r"|Number of labels is 1\b"
      r"|Input (?:X |y )?contains (?:NaN|infinity)|Error tokenizing data|EmptyDataError|No columns to parse"
      r"|CRC check failed|crc mismatch|unexpected end of (?:file|data|stream)|Corrupt JPEG|truncated (?:file|record|data)"
      r"|file signature not found|HDF5 .*(?:truncated|corrupt)|Invalid magic number|ParserError"
