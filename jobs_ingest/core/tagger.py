@@ -110,6 +110,10 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|Shape must be (?:at least )?rank \d+ but is rank \d+|requires inputs with matching shapes"
      r"|stack expects each tensor to be equal size|Expected more than 1 value per channel when training"
      r"|\(-209:Sizes of input arguments do not match\)"  # OpenCV's error code for it
+     # TF: a tensor reshaped to a size it does not have; an input too small for a pooling/conv window.
+     r"|Input to reshape is a tensor with \d+ values|Negative dimension size caused by subtracting"
+     # scikit-learn: the columns at predict time are not the ones seen at fit time.
+     r"|feature names should match those that were passed during fit"
      # default_collate stacking samples of different sizes into a worker's shared-memory storage.
      r"|Trying to resize storage that is not resizable"),
     ("illegal_index.device_assert", "illegal_index", 0.9,

@@ -194,3 +194,39 @@ def test_fast_lowercase_rules_agree_with_case_insensitive_rules(exc_type, messag
 def test_unicode_that_grows_when_lowercased():
     t = tagger.tag("FileNotFoundError", "İstanbul: No such file or directory: 'İ.csv'")
     assert t.category == "path_not_found" and "No such file" in t.evidence
+
+
+# Rules added while tuning on the dev sets: each is a pattern of its failure class.
+@pytest.mark.parametrize("exc_type,message,expected", [
+    ("InvalidArgumentError", "Input to reshape is a tensor with 16 values, but the requested shape has 1",
+     "tensor_mismatch"),
+    ("ValueError", "Negative dimension size caused by subtracting 2 from 1 for '{{node pool}}'", "tensor_mismatch"),
+    ("ValueError", "The feature names should match those that were passed during fit.", "tensor_mismatch"),
+    ("ValueError", "Shape of passed values is (4, 1), indices imply (4, 109)", "tensor_mismatch"),
+    ("RuntimeError", "stack expects each tensor to be equal size, but got [3, 112, 500] at entry 0", "tensor_mismatch"),
+    ("RuntimeError", "Trying to resize storage that is not resizable", "tensor_mismatch"),
+    ("ValueError", "Layer count mismatch when loading weights from file. Model expected 13 layers", "tensor_mismatch"),
+    ("AxisError", "axis 1 is out of bounds for array of dimension 1", "illegal_index"),
+    ("TypeError", "string indices must be integers", "illegal_index"),
+    ("ValueError", "invalid literal for int() with base 10: '10,000+'", "type_mismatch"),
+    ("RuntimeError", "expected target dtype to be Long or Byte, but got Float", "type_mismatch"),
+    ("TypeError", "Trainer.__init__() got an unexpected keyword argument 'gpus'", "type_mismatch"),
+    ("TypeError", "softmax() got an unexpected keyword argument 'axis'", "framework_api_misuse"),
+    ("RuntimeError", "one of the variables needed for gradient computation has been modified by an inplace "
+     "operation. Hint: enable anomaly detection with torch.autograd.set_detect_anomaly(True, check_nan=False).",
+     "framework_api_misuse"),
+    ("RuntimeError", "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+     "framework_api_misuse"),
+    ("NotFoundError", "PruneForTargets: Some target nodes not found: training/group_deps", "framework_api_misuse"),
+    ("ExecutableNotFound", "failed to execute ['dot'], make sure the Graphviz executables are on your systems' PATH",
+     "library_not_found"),
+    ("LookupError", "Resource 'corpora/wordnet' not found.  Please use the NLTK Downloader", "path_not_found"),
+    ("OSError", "[Errno 22] Invalid argument: './plots/a: b.png'", "illegal_argument"),
+    ("error", "OpenCV(4.8.1) color.cpp:182: error: (-215:Assertion failed) !_src.empty() in function 'cvtColor'",
+     "illegal_argument"),
+    ("InvalidArgumentError", "Graph execution error:\n\nUnknown image file format. One of JPEG, PNG, GIF, BMP required.",
+     "corrupt_data"),
+    ("ValueError", "'SVM Ensemble' is not in list", "key_not_found"),
+])
+def test_tuned_rules(exc_type, message, expected):
+    assert tagger.tag(exc_type, message).category == expected
