@@ -23,6 +23,7 @@ from jobs_ingest import search_index
 from jobs_ingest.core import analyse_log, analyse_text
 from jobs_ingest.jobspec import SUCCESS_STATUSES, JobSpec, looks_binary
 from jobs_ingest.models import Attempt, Failure, Job, Signature
+from jobs_ingest.signals import failure_analysed
 
 log = logging.getLogger(__name__)
 COPY_CHUNK = 1024 * 1024
@@ -130,6 +131,8 @@ def analyse(job_id: int) -> Failure | None:
             "signature": signature, "gpu_seconds": gpu_seconds, "indexed_at": None,
             **{k: facts[k] for k in FAILURE_FIELDS}})
         _count_failure(signature, job, gpu_seconds, previous)
+        failure_analysed.send(sender=Failure, failure=failure, signature=signature,
+                              new_to_signature=previous is None or previous[0] != signature.pk)
         signature.category = analysis.category
         Signature.objects.filter(pk=signature.pk).update(category=analysis.category)
         job.ingest_state, job.ingest_error = Job.Ingest.ANALYSED, ""
@@ -188,10 +191,30 @@ def ensure_index_once(client) -> None:
         _ensured.add(key)
 
 
-def failure_documents(failures: Iterable[Failure]) -> Iterable[dict]:
+# Other apps add fields to the search documents without jobs_ingest importing them: each provider
+# takes a list of failures and returns {failure_id: {field: value}} (triage adds its judgments).
+DOCUMENT_PROVIDERS: list = []
+
+
+def failure_documents(failures: Iterable[Failure], batch_size: int = 500) -> Iterable[dict]:
+    batch: list[Failure] = []
+    for failure in failures:
+        batch.append(failure)
+        if len(batch) >= batch_size:
+            yield from _documents(batch)
+            batch = []
+    if batch:
+        yield from _documents(batch)
+
+
+def _documents(failures: list[Failure]) -> Iterable[dict]:
+    extras: dict[int, dict] = {}
+    for provider in DOCUMENT_PROVIDERS:
+        for failure_id, fields in provider(failures).items():
+            extras.setdefault(failure_id, {}).update(fields)
     for failure in failures:
         job = failure.job
-        yield {
+        yield extras.get(failure.pk, {}) | {
             "failure_id": str(failure.pk), "job_id": str(job.pk), "signature_id": str(failure.signature_id),
             "fingerprint": failure.signature.fingerprint, "platform": job.platform, "external_id": job.external_id,
             "submitter": job.submitter, "team": job.team, "status": job.status, "job_name": job.name,
