@@ -88,6 +88,7 @@ class Signature(models.Model):
     masked_message = models.TextField()
     category = models.CharField(max_length=32, choices=CATEGORY_CHOICES, db_index=True,
                                 help_text="automatic category of its latest failure")
+    confidence = models.FloatField(default=0, help_text="confidence of that automatic category")
     first_seen = models.DateTimeField(null=True, db_index=True)
     last_seen = models.DateTimeField(null=True, db_index=True)
     failure_count = models.PositiveIntegerField(default=0)

@@ -133,8 +133,8 @@ def analyse(job_id: int) -> Failure | None:
         _count_failure(signature, job, gpu_seconds, previous)
         failure_analysed.send(sender=Failure, failure=failure, signature=signature,
                               new_to_signature=previous is None or previous[0] != signature.pk)
-        signature.category = analysis.category
-        Signature.objects.filter(pk=signature.pk).update(category=analysis.category)
+        signature.category, signature.confidence = analysis.category, analysis.confidence
+        Signature.objects.filter(pk=signature.pk).update(category=analysis.category, confidence=analysis.confidence)
         job.ingest_state, job.ingest_error = Job.Ingest.ANALYSED, ""
         job.save(update_fields=["ingest_state", "ingest_error", "updated_at"])
         transaction.on_commit(lambda: enqueue_indexing([failure.pk]))

@@ -4,3 +4,17 @@ from django.apps import AppConfig
 class TriageConfig(AppConfig):
     name = "triage"
     verbose_name = "Triage (judgments and pages)"
+
+    def ready(self):
+        # jobs_ingest never imports triage: triage plugs into its hooks here.
+        from django.db.models.signals import post_migrate
+
+        from jobs_ingest import services as ingest
+        from jobs_ingest.signals import failure_analysed
+        from triage import roles, services
+
+        post_migrate.connect(roles.ensure_roles, sender=self, dispatch_uid="triage-roles")
+
+        failure_analysed.connect(services.on_failure_analysed, dispatch_uid="triage-regressions")
+        if services.effective_fields not in ingest.DOCUMENT_PROVIDERS:
+            ingest.DOCUMENT_PROVIDERS.append(services.effective_fields)

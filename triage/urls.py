@@ -3,6 +3,14 @@ from django.urls import path
 from triage import views
 
 urlpatterns = [
-    path("", views.failure_list, name="failure-list"),
+    path("", views.queue, name="queue"),
+    path("signatures/confirm", views.bulk_confirm, name="bulk-confirm"),
+    path("signatures/<int:signature_id>/", views.signature_detail, name="signature-detail"),
+    path("signatures/<int:signature_id>/judge", views.judge, name="judge"),
+    path("signatures/<int:signature_id>/state", views.set_state, name="set-state"),
+    path("signatures/<int:signature_id>/fixed-by", views.fixed_by, name="fixed-by"),
     path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),
+    path("jobs/<int:job_id>/override", views.override, name="override"),
+    path("jobs/<int:job_id>/log", views.job_log, name="job-log"),
+    path("search/", views.search, name="search"),
 ]

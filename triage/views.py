@@ -1,39 +1,215 @@
-"""Pages. For now: the list of ingested failures and one job's page (triage comes with issue #3)."""
-from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, render
+"""Pages: the triage queue, signature and failure pages, judgments. Every page needs a login;
+changing anything needs the triage permission (engineers); managers read."""
+from pathlib import Path
 
-from jobs_ingest.core.taxonomy import CATEGORIES, RETRY_ADVICE, STAGES
-from jobs_ingest.models import Failure, Job
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, RETRY_ADVICE, ROOT_CAUSES, STAGES
+from jobs_ingest.models import Failure, Job, Signature
+from triage import selectors, services
+from triage.diffs import DiffError, parse_diff
+from triage.forms import FixedByForm, JudgmentForm, OverrideForm
+from triage.models import FailureOverride, JudgmentEvent, SignatureTriage
+from triage.roles import can_triage
+
+
+def triage_required(view):
+    """Login, then the triage permission, enforced on the server for every change."""
+    @login_required
+    def wrapper(request, *args, **kwargs):
+        if not can_triage(request.user):
+            raise PermissionDenied("Only engineers can triage.")
+        return view(request, *args, **kwargs)
+    wrapper.__name__ = view.__name__
+    return wrapper
 
 
 @login_required
-def failure_list(request):
-    failures = Failure.objects.select_related("job", "signature").order_by("-job__received_at", "-pk")
-    category = request.GET.get("category", "")
-    if category in CATEGORIES:
-        failures = failures.filter(category=category)
-    page = Paginator(failures, 50).get_page(request.GET.get("page"))
-    return render(request, "triage/failure_list.html", {
-        "page": page, "categories": CATEGORIES.values(), "category": category,
-        "pending": Job.objects.filter(ingest_state=Job.Ingest.QUEUED).count(),
+def queue(request):
+    filters = selectors.QueueFilters.from_query(request.GET)
+    page = Paginator(selectors.queue(filters), 50).get_page(request.GET.get("page"))
+    signatures = list(page.object_list)
+    teams = selectors.teams_by_signature([s.pk for s in signatures])
+    rows = []
+    for signature in signatures:
+        triage = getattr(signature, "triage", None)
+        rows.append({"signature": signature, "triage": triage, "teams": teams.get(signature.pk, []),
+                     "state": triage.state if triage else "new",
+                     "category": CATEGORIES[(triage and triage.category) or signature.category],
+                     "confirmed": bool(triage and triage.category)})
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "triage/queue.html", {
+        "page": page, "rows": rows, "filters": filters, "query": query.urlencode(),
+        "categories": CATEGORIES.values(), "dimensions": DIMENSIONS, "stages": STAGES,
+        "states": selectors.STATE_FILTERS, "can_triage": can_triage(request.user),
     })
+
+
+@require_POST
+@triage_required
+def bulk_confirm(request):
+    ids = [int(i) for i in request.POST.getlist("signature") if i.isdigit()]
+    count = services.confirm(Signature.objects.filter(pk__in=ids), request.user)
+    messages.success(request, f"Confirmed the automatic category of {count} signature{'s' if count != 1 else ''}.")
+    return redirect(request.POST.get("next") or "queue")
+
+
+@login_required
+def signature_detail(request, signature_id: int):
+    signature = get_object_or_404(Signature.objects.select_related("triage", "triage__fixed_by"), pk=signature_id)
+    triage = getattr(signature, "triage", None)
+    effective = (triage and triage.category) or signature.category
+    initial = {"category": effective,
+               "root_cause": (triage and triage.root_cause) or CATEGORIES[effective].likely_root_cause,
+               "notes": triage.notes if triage else "", "fix_description": triage.fix_description if triage else "",
+               "fix_diff": triage.fix_diff if triage else ""}
+    failures = Paginator(signature.failures.select_related("job").order_by("-job__ended_at", "-pk"), 25)
+    latest = signature.failures.select_related("job").order_by("-job__ended_at", "-pk").first()
+    return render(request, "triage/signature.html", {
+        "signature": signature, "triage": triage, "state": triage.state if triage else "new",
+        "auto_category": CATEGORIES[signature.category], "category": CATEGORIES[effective],
+        "root_cause": ROOT_CAUSES.get(triage.root_cause) if triage else None,
+        "form": JudgmentForm(initial=initial), "fixed_by_form": FixedByForm(),
+        "candidates": services.fixed_by_candidates(signature) if can_triage(request.user) else [],
+        "diff": _diff(triage.fix_diff) if triage and triage.fix_diff else None,
+        "failures": failures.get_page(request.GET.get("page")), "latest": latest,
+        "excerpt": _excerpt(latest) if latest else [],
+        "history": signature.judgment_events.select_related("user", "failure__job")[:200],
+        "can_triage": can_triage(request.user), "states": SignatureTriage.State,
+    })
+
+
+@require_POST
+@triage_required
+def judge(request, signature_id: int):
+    signature = get_object_or_404(Signature, pk=signature_id)
+    form = JudgmentForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Nothing was saved: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("signature-detail", signature_id)
+    data = form.cleaned_data
+    services.judge(signature, request.user, **{k: data[k] for k in services.JUDGED_FIELDS})
+    messages.success(request, "Judgment saved.")
+    return redirect("signature-detail", signature_id)
+
+
+@require_POST
+@triage_required
+def set_state(request, signature_id: int):
+    signature = get_object_or_404(Signature, pk=signature_id)
+    state = request.POST.get("state")
+    if state not in (SignatureTriage.State.IGNORED, SignatureTriage.State.TRIAGED, SignatureTriage.State.RESOLVED):
+        messages.error(request, "Unknown state.")
+    else:
+        services.judge(signature, request.user, state=state)
+        messages.success(request, f"Marked {state}.")
+    return redirect("signature-detail", signature_id)
+
+
+@require_POST
+@triage_required
+def fixed_by(request, signature_id: int):
+    signature = get_object_or_404(Signature, pk=signature_id)
+    form = FixedByForm(request.POST)
+    if form.is_valid() and form.cleaned_data["unlink"]:
+        services.link_fixed_by(signature, request.user, None)
+        messages.success(request, "Fixed-by link removed.")
+    elif form.is_valid() and (job := services.find_job(form.cleaned_data["job"])):
+        services.link_fixed_by(signature, request.user, job)
+        messages.success(request, f"Linked the fixed version: job {job}.")
+    else:
+        messages.error(request, "No such job: give a suggested job, our job id, its URL, or platform:external_id.")
+    return redirect("signature-detail", signature_id)
 
 
 @login_required
 def job_detail(request, job_id: int):
     job = get_object_or_404(Job.objects.prefetch_related("attempts"), pk=job_id)
-    failure = Failure.objects.select_related("signature").filter(job=job).first()
-    excerpt = []
+    failure = Failure.objects.select_related("signature", "signature__triage").filter(job=job).first()
+    context = {"job": job, "failure": failure, "can_triage": can_triage(request.user)}
     if failure:
-        for offset, text in enumerate(failure.excerpt.split("\n")):
-            number = failure.excerpt_start_line + offset
-            excerpt.append((number, text, number == failure.failure_line_number))
-    return render(request, "triage/job_detail.html", {
-        "job": job, "failure": failure, "excerpt": excerpt,
-        "category": CATEGORIES[failure.category] if failure else None,
-        "stage": STAGES.get(failure.stage) if failure else None,
-        "retry_advice": RETRY_ADVICE.get(failure.retry_advice) if failure else None,
-        "others": failure.signature.failures.exclude(pk=failure.pk).select_related("job").order_by("-pk")[:20]
-        if failure else [],
-    })
+        triage = getattr(failure.signature, "triage", None)
+        override = FailureOverride.objects.filter(failure=failure).first()
+        effective = (override and override.category) or (triage and triage.category) or failure.category
+        context.update({
+            "triage": triage, "override": override, "state": triage.state if triage else "new",
+            "auto_category": CATEGORIES[failure.category], "category": CATEGORIES[effective],
+            "stage": STAGES.get(failure.stage), "retry_advice": RETRY_ADVICE.get(failure.retry_advice),
+            "excerpt": _excerpt(failure), "traceback": _traceback(failure),
+            "override_form": OverrideForm(initial={"category": override.category, "root_cause": override.root_cause,
+                                                   "notes": override.notes} if override else None),
+            "others": failure.signature.failures.exclude(pk=failure.pk).select_related("job").order_by("-job__ended_at")[:20],
+            "history": JudgmentEvent.objects.filter(signature=failure.signature_id).select_related("user", "failure__job")[:100],
+            "diff": _diff(triage.fix_diff) if triage and triage.fix_diff else None,
+        })
+    return render(request, "triage/job_detail.html", context)
+
+
+@require_POST
+@triage_required
+def override(request, job_id: int):
+    failure = get_object_or_404(Failure, job_id=job_id)
+    form = OverrideForm(request.POST)
+    if form.is_valid():
+        services.override_failure(failure, request.user, **form.cleaned_data)
+        messages.success(request, "Override saved for this job." if any(form.cleaned_data.values())
+                         else "Override removed: the job follows its signature again.")
+    else:
+        messages.error(request, "Nothing was saved: invalid override.")
+    return redirect("job-detail", job_id)
+
+
+@login_required
+def job_log(request, job_id: int):
+    """The whole log, as plain text (never rendered as HTML), streamed from disk."""
+    job = get_object_or_404(Job, pk=job_id)
+    if not job.log_path:
+        raise Http404("This job was sent without a log.")
+    path = Path(settings.JOBTRIAGE_LOG_DIR) / job.log_path
+    if not path.is_file():
+        raise Http404("The log file is missing from the log store.")
+    download = request.GET.get("download") == "1"
+    response = FileResponse(open(path, "rb"), as_attachment=download, content_type="text/plain; charset=utf-8",
+                            filename=f"{job.platform}-{job.external_id}.log".replace("/", "_"))
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'"
+    return response
+
+
+def _excerpt(failure: Failure) -> list[tuple[int, str, bool]]:
+    return [(failure.excerpt_start_line + i, text, failure.excerpt_start_line + i == failure.failure_line_number)
+            for i, text in enumerate(failure.excerpt.split("\n"))]
+
+
+def _traceback(failure: Failure) -> list[tuple[str, bool]]:
+    """Traceback lines, with the innermost frame of user code marked."""
+    lines = failure.traceback.split("\n") if failure.traceback else []
+    marker = ""
+    if failure.user_frame and ":" in failure.user_frame:
+        path, _, rest = failure.user_frame.rpartition(":")
+        number = rest.split(" ", 1)[0]
+        marker = f'{path.split("/")[-1]}", line {number}'
+    hit = max((i for i, line in enumerate(lines) if marker and marker in line), default=None)
+    return [(line, i == hit) for i, line in enumerate(lines)]
+
+
+def _diff(text: str):
+    try:
+        return parse_diff(text)
+    except DiffError:
+        return None
+
+
+@login_required
+def search(request):
+    """Search similar past failures by message (issue #4 fills in the ranking)."""
+    query = (request.GET.get("q") or "").strip()
+    return render(request, "triage/search.html", {"search_query": query})

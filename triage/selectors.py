@@ -1,0 +1,91 @@
+"""Read queries for the pages (the views stay thin)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, STAGES
+from jobs_ingest.jobspec import parse_time
+from jobs_ingest.models import Failure, Signature
+from triage.models import SignatureTriage
+
+State = SignatureTriage.State
+OPEN = "open"  # the default queue: new and regressed signatures
+STATE_FILTERS = {OPEN: "Open (new + regressed)", **dict(State.choices), "all": "All"}
+
+
+@dataclass
+class QueueFilters:
+    state: str = OPEN
+    category: str = ""
+    dimension: str = ""
+    stage: str = ""
+    team: str = ""
+    submitter: str = ""
+    platform: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+    new_days: int | None = None
+
+    @classmethod
+    def from_query(cls, query) -> "QueueFilters":
+        """Filters from the URL; unknown or malformed values are ignored, never an error page."""
+        f = cls()
+        f.state = query.get("state") if query.get("state") in STATE_FILTERS else OPEN
+        f.category = query.get("category") if query.get("category") in CATEGORIES else ""
+        f.dimension = query.get("dimension") if query.get("dimension") in DIMENSIONS else ""
+        f.stage = query.get("stage") if query.get("stage") in STAGES else ""
+        for name in ("team", "submitter", "platform"):
+            setattr(f, name, (query.get(name) or "").strip()[:150])
+        for name in ("since", "until"):
+            try:
+                setattr(f, name, parse_time(query.get(name)) if query.get(name) else None)
+            except ValueError:
+                pass
+        days = query.get("new_days") or ""
+        f.new_days = int(days) if days.isdigit() and 0 < int(days) <= 3650 else None
+        return f
+
+
+def effective_category_q(categories: list[str]) -> Q:
+    """Signatures whose confirmed category, or else automatic category, is one of these."""
+    unconfirmed = Q(triage__isnull=True) | Q(triage__category="")
+    return Q(triage__category__in=categories) | (unconfirmed & Q(category__in=categories))
+
+
+def queue(filters: QueueFilters) -> QuerySet:
+    qs = Signature.objects.select_related("triage")
+    if filters.state == OPEN:
+        qs = qs.filter(Q(triage__isnull=True) | Q(triage__state__in=[State.NEW, State.REGRESSED]))
+    elif filters.state == State.NEW:
+        qs = qs.filter(Q(triage__isnull=True) | Q(triage__state=State.NEW))
+    elif filters.state != "all":
+        qs = qs.filter(triage__state=filters.state)
+    if filters.category:
+        qs = qs.filter(effective_category_q([filters.category]))
+    if filters.dimension:
+        qs = qs.filter(effective_category_q([c.id for c in CATEGORIES.values() if c.dimension == filters.dimension]))
+    job_filters = {f"job__{name}": getattr(filters, name) for name in ("team", "submitter", "platform")
+                   if getattr(filters, name)}
+    if filters.stage:
+        job_filters["stage"] = filters.stage
+    if job_filters:
+        qs = qs.filter(Exists(Failure.objects.filter(signature=OuterRef("pk"), **job_filters)))
+    if filters.since:
+        qs = qs.filter(last_seen__gte=filters.since)
+    if filters.until:
+        qs = qs.filter(first_seen__lte=filters.until)
+    if filters.new_days:
+        qs = qs.filter(first_seen__gte=timezone.now() - timedelta(days=filters.new_days))
+    return qs.order_by("-gpu_seconds", "-pk")
+
+
+def teams_by_signature(signature_ids: list[int]) -> dict[int, list[str]]:
+    teams: dict[int, set[str]] = {}
+    for signature_id, team in (Failure.objects.filter(signature_id__in=signature_ids).exclude(job__team="")
+                               .values_list("signature_id", "job__team").distinct()):
+        teams.setdefault(signature_id, set()).add(team)
+    return {k: sorted(v) for k, v in teams.items()}

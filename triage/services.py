@@ -1,0 +1,227 @@
+"""Triage actions. Each writes PostgreSQL first, records history, then queues the search-index update
+on commit, so a slow or down Elasticsearch never loses a click."""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Iterable
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
+from jobs_ingest.jobspec import SUCCESS_STATUSES
+from jobs_ingest.models import Failure, Job, Signature
+from triage.diffs import parse_diff
+from triage.models import FailureOverride, JudgmentEvent, SignatureTriage
+
+State = SignatureTriage.State
+JUDGED_FIELDS = ("category", "root_cause", "notes", "fix_description", "fix_diff")
+
+
+class JudgmentError(ValueError):
+    """A judgment that cannot be recorded as given (unknown category, invalid diff, ...)."""
+
+
+def triage_of(signature: Signature, *, lock: bool = False) -> SignatureTriage:
+    triage, _ = SignatureTriage.objects.get_or_create(signature=signature)
+    if lock:
+        triage = SignatureTriage.objects.select_for_update().get(pk=triage.pk)
+    return triage
+
+
+def _validate(changes: dict) -> None:
+    if changes.get("category") and changes["category"] not in CATEGORIES:
+        raise JudgmentError(f"unknown category '{changes['category']}'")
+    if changes.get("root_cause") and changes["root_cause"] not in ROOT_CAUSES:
+        raise JudgmentError(f"unknown root cause '{changes['root_cause']}'")
+    if changes.get("fix_diff"):
+        parse_diff(changes["fix_diff"])  # DiffError is a ValueError with a clear message
+
+
+def _record(signature_id, user, field, old, new, failure_id=None) -> None:
+    JudgmentEvent.objects.create(signature_id=signature_id, failure_id=failure_id, user=user, field=field,
+                                 old_value="" if old is None else str(old), new_value="" if new is None else str(new))
+
+
+def _set_state(triage: SignatureTriage, state: str, user) -> None:
+    if triage.state != state:
+        _record(triage.signature_id, user, "state", triage.state, state)
+        triage.state = state
+        if state == State.RESOLVED:
+            triage.resolved_at = timezone.now()
+
+
+def judge(signature: Signature, user, **changes) -> SignatureTriage:
+    """Confirm or correct the category, set root cause, notes, fix description and diff. Empty
+    strings clear a field; absent keys are left alone. A judged new/regressed signature becomes
+    triaged; one with a fix becomes resolved."""
+    unknown = set(changes) - set(JUDGED_FIELDS) - {"state"}
+    if unknown:
+        raise JudgmentError(f"unknown fields {sorted(unknown)}")
+    _validate(changes)
+    with transaction.atomic():
+        triage = triage_of(signature, lock=True)
+        changed = False
+        for field in JUDGED_FIELDS:
+            if field in changes and changes[field] is not None and getattr(triage, field) != changes[field]:
+                _record(signature.pk, user, field, getattr(triage, field), changes[field])
+                setattr(triage, field, changes[field])
+                changed = True
+        state = changes.get("state")
+        if state:
+            if state not in State.values:
+                raise JudgmentError(f"unknown state '{state}'")
+            _set_state(triage, state, user)
+        elif changed:
+            if (triage.fix_diff or triage.fix_description) and triage.state != State.IGNORED:
+                _set_state(triage, State.RESOLVED, user)
+            elif triage.state in (State.NEW, State.REGRESSED):
+                _set_state(triage, State.TRIAGED, user)
+        if changed or state:
+            triage.triaged_at = triage.triaged_at or timezone.now()
+            triage.updated_by = user
+            triage.save()
+            push_signatures_on_commit([signature.pk])
+    return triage
+
+
+def confirm(signatures: Iterable[Signature], user) -> int:
+    """Confirm the automatic category of each signature (bulk action of the queue)."""
+    count = 0
+    for signature in signatures:
+        triage = triage_of(signature)
+        category = triage.category or signature.category
+        move_on = triage.state in (State.NEW, State.REGRESSED)
+        if triage.category != category or move_on:
+            judge(signature, user, category=category, state=State.TRIAGED if move_on else None)
+            count += 1
+    return count
+
+
+def link_fixed_by(signature: Signature, user, job: Job | None) -> SignatureTriage:
+    """Link the job that ran the fixed version (or unlink with None); linking resolves."""
+    with transaction.atomic():
+        triage = triage_of(signature, lock=True)
+        old = triage.fixed_by
+        if old == job:
+            return triage
+        _record(signature.pk, user, "fixed_by", old.pk if old else "", job.pk if job else "")
+        triage.fixed_by = job
+        if job is not None:
+            _set_state(triage, State.RESOLVED, user)
+        elif triage.state == State.RESOLVED and not (triage.fix_diff or triage.fix_description):
+            _set_state(triage, State.TRIAGED, user)
+        triage.triaged_at = triage.triaged_at or timezone.now()
+        triage.updated_by = user
+        triage.save()
+        push_signatures_on_commit([signature.pk])
+    return triage
+
+
+def override_failure(failure: Failure, user, *, category: str = "", root_cause: str = "", notes: str = "") -> None:
+    """Per-job exception to the signature's judgment; all blank removes the override."""
+    _validate({"category": category, "root_cause": root_cause})
+    with transaction.atomic():
+        current = FailureOverride.objects.select_for_update().filter(failure=failure).first()
+        old = {f: getattr(current, f) if current else "" for f in ("category", "root_cause", "notes")}
+        new = {"category": category, "root_cause": root_cause, "notes": notes}
+        for field in new:
+            if old[field] != new[field]:
+                _record(failure.signature_id, user, field, old[field], new[field], failure_id=failure.pk)
+        if any(new.values()):
+            FailureOverride.objects.update_or_create(failure=failure, defaults=new)
+        elif current:
+            current.delete()
+        transaction.on_commit(lambda: _push_failures([failure.pk]))
+
+
+def find_job(reference: str) -> Job | None:
+    """A job from what a person pastes: our id, our URL (/jobs/<id>/), or platform:external_id."""
+    reference = reference.strip()
+    if not reference:
+        return None
+    if "/jobs/" in reference:
+        tail = reference.split("/jobs/", 1)[1].strip("/").split("/")[0]
+        return Job.objects.filter(pk=int(tail)).first() if tail.isdigit() else None
+    if ":" in reference:
+        platform, external_id = reference.split(":", 1)
+        return Job.objects.filter(platform=platform.strip(), external_id=external_id.strip()).first()
+    if reference.isdigit():
+        return Job.objects.filter(pk=int(reference)).first()
+    return Job.objects.filter(external_id=reference).order_by("-pk").first()
+
+
+def fixed_by_candidates(signature: Signature, limit: int = 8) -> list[tuple[Job, str]]:
+    """Later successful jobs that probably ran the fix, best first, each with why it was suggested:
+    same submitter and job name first, then the same job name in the same team."""
+    failures = list(signature.failures.select_related("job").order_by("-job__ended_at")[:50])
+    if not failures:
+        return []
+    since = min((f.job.ended_at or f.job.received_at) for f in failures) - timedelta(minutes=1)
+    failed_ids = {f.job_id for f in failures}
+    names = {(f.job.submitter, f.job.name) for f in failures if f.job.name}
+    teams = {(f.job.team, f.job.name) for f in failures if f.job.team and f.job.name}
+    if not names and not teams:
+        return []
+    same_owner = Q()
+    for submitter, name in names:
+        same_owner |= Q(submitter=submitter, name=name)
+    same_team = Q()
+    for team, name in teams:
+        same_team |= Q(team=team, name=name)
+    jobs = (Job.objects.filter(status__in=SUCCESS_STATUSES).filter(same_owner | same_team)
+            .filter(Q(ended_at__gte=since) | Q(ended_at__isnull=True, received_at__gte=since))
+            .exclude(pk__in=failed_ids).order_by("ended_at")[:200])
+    ranked = []
+    for job in jobs:
+        owner = (job.submitter, job.name) in names
+        ranked.append((0 if owner else 1, job.ended_at or job.received_at, job,
+                       "same submitter and job name, succeeded later" if owner else "same team and job name, succeeded later"))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    return [(job, why) for _, _, job, why in ranked[:limit]]
+
+
+def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) -> None:
+    """A resolved signature that fails again after it was resolved has regressed."""
+    triage = SignatureTriage.objects.filter(signature=signature).first()
+    if triage is None or triage.state != State.RESOLVED or not new_to_signature:
+        return
+    seen = failure.job.ended_at or failure.job.received_at
+    if triage.resolved_at and seen and seen < triage.resolved_at:
+        return  # an old failure arriving late is not a regression
+    _set_state(triage, State.REGRESSED, None)
+    triage.save(update_fields=["state", "updated_at"])
+    push_signatures_on_commit([signature.pk])
+
+
+def effective_fields(failures: list[Failure]) -> dict[int, dict]:
+    """Judgment fields of the search documents: the job's override, else its signature's judgment."""
+    triages = {t.signature_id: t for t in SignatureTriage.objects.filter(signature_id__in={f.signature_id for f in failures})}
+    overrides = {o.failure_id: o for o in FailureOverride.objects.filter(failure_id__in=[f.pk for f in failures])}
+    fields = {}
+    for failure in failures:
+        triage, override = triages.get(failure.signature_id), overrides.get(failure.pk)
+        category = (override and override.category) or (triage and triage.category) or ""
+        root_cause = (override and override.root_cause) or (triage and triage.root_cause) or ""
+        fields[failure.pk] = {"confirmed_category": category, "root_cause": root_cause,
+                              "triage_state": triage.state if triage else State.NEW}
+    return fields
+
+
+def push_signatures_on_commit(signature_ids: list[int]) -> None:
+    transaction.on_commit(lambda: _push_signatures(signature_ids))
+
+
+def _push_signatures(signature_ids: list[int]) -> None:
+    from triage.tasks import push_signatures
+    try:
+        push_signatures.delay(signature_ids)
+    except Exception:  # broker down: the judgment is stored; mark its failures for requeue_pending
+        Failure.objects.filter(signature_id__in=signature_ids).update(indexed_at=None)
+
+
+def _push_failures(failure_ids: list[int]) -> None:
+    from jobs_ingest.services import enqueue_indexing
+    Failure.objects.filter(pk__in=failure_ids).update(indexed_at=None)
+    enqueue_indexing(failure_ids)
