@@ -16,6 +16,20 @@ from .logread import LogSource, split_lines
 from .taxonomy import CATEGORIES
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024   # walk back at most this far looking for a failure
+class _FailureHint:
+    """Windows before the tail are parsed only if they contain one of these words: every failure the
+    parser recognises names at least one (exception names end in Error/Exception/Exit/Failure/...).
+    Substring tests on the lower-cased bytes run at memory speed; a regex alternation does not."""
+    WORDS = (b"error", b"exception", b"traceback", b"killed", b"fault", b"abort", b"fatal", b"terminat",
+             b"interrupt", b"exit", b"fail", b"oom", b"out of memory", b"not found", b"no such", b"stopiteration",
+             b"nan", b"non-finite", b"infinite", b"inf loss", b"loss is inf", "报错".encode())
+
+    def search(self, data: bytes) -> bool:
+        lowered = data.lower()
+        return any(word in lowered for word in self.WORDS)
+
+
+FAILURE_HINT = _FailureHint()
 EXCERPT_BEFORE, EXCERPT_AFTER = 30, 12
 MAX_TRACEBACK_LINES = 120
 MAX_MESSAGE_CHARS = 4000
@@ -85,15 +99,20 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
     SIGKILL (exit 137) and no error in its log ran out of CPU memory.
     """
     with LogSource(source) as log:
-        found_window, failures = None, []
-        for window in log.windows():
+        tail, found = None, None
+        for window in log.windows(hint=FAILURE_HINT):
+            tail = tail or window
             failures = parser.find_failures(window.lines)
-            found_window = window
-            if failures or log.size - window.start > MAX_SCAN_BYTES:
+            if failures:
+                found = window
                 break
-        line_offset = log.line_number_at(found_window.start) - 1 if found_window and found_window.start else 0
-    lines = found_window.lines if found_window else []
-    return _analyse_lines(lines, failures, line_offset, exit_code, signal)
+            if log.size - window.start > MAX_SCAN_BYTES:
+                break
+        # No failure anywhere: what the job printed last is what the page should show.
+        window = found or tail
+        line_offset = log.line_number_at(window.start) - 1 if window and window.start else 0
+    lines = window.lines if window else []
+    return _analyse_lines(lines, failures if found else [], line_offset, exit_code, signal)
 
 
 def analyse_text(text: str, *, exit_code: int | None = None, signal: int | str | None = None) -> Analysis:

@@ -314,3 +314,16 @@ def test_notebook_arrow_line_is_the_frame_code():
              "IndexError: list index out of range"]
     f = parser.terminating_failure(parser.find_failures(lines), lines)
     assert f.frames[0].code == "c = a[b]"
+
+
+def test_a_long_log_without_failure_shows_its_tail_and_uses_the_exit_code(tmp_path):
+    """Nothing fails in 3 MB of training output; the kill (exit 137) ended the job, and the excerpt
+    is what the job printed last, not the start of the scanned region."""
+    path = tmp_path / "killed.log"
+    with open(path, "w") as out:
+        for step in range(60_000):
+            out.write(f"[rank0]: epoch 1 step {step} loss 0.5 lr 3e-4\n")
+    analysis = analyse_log(path, exit_code=137)
+    assert analysis.category == "cpu_oom" and not analysis.found
+    assert analysis.failure_line == "[rank0]: epoch 1 step 59999 loss 0.5 lr 3e-4"
+    assert analysis.failure_line_number == 60_000
