@@ -103,8 +103,12 @@ def enqueue_analysis(job_id: int) -> None:
         log.warning("job %s stored but not queued (broker unavailable: %s); requeue_pending will retry", job_id, exc)
 
 
-def analyse(job_id: int) -> Failure | None:
-    """Analyse a stored job's log and store its failure and signature. Safe to run twice."""
+def analyse(job_id: int, *, index_now: bool = False) -> Failure | None:
+    """Analyse a stored job's log and store its failure and signature. Safe to run twice.
+
+    The failure is then indexed: at once when `index_now` (the worker's task, saving a round trip
+    through the broker), else by a task queued on commit. Either way an Elasticsearch outage only
+    delays indexing: the failure stays `indexed_at = NULL` and is retried."""
     job = Job.objects.get(pk=job_id)
     if not job.status or job.status in SUCCESS_STATUSES:
         Job.objects.filter(pk=job_id).update(ingest_state=Job.Ingest.ANALYSED, ingest_error="")
@@ -137,7 +141,14 @@ def analyse(job_id: int) -> Failure | None:
         Signature.objects.filter(pk=signature.pk).update(category=analysis.category, confidence=analysis.confidence)
         job.ingest_state, job.ingest_error = Job.Ingest.ANALYSED, ""
         job.save(update_fields=["ingest_state", "ingest_error", "updated_at"])
-        transaction.on_commit(lambda: enqueue_indexing([failure.pk]))
+        if not index_now:
+            transaction.on_commit(lambda: enqueue_indexing([failure.pk]))
+    if index_now:
+        try:
+            index_failures([failure.pk])
+        except search_index.IndexingError as exc:
+            log.warning("indexing failure %s deferred: %s", failure.pk, exc)
+            enqueue_indexing([failure.pk])
     log.info("job %s analysed: %s (%s, rule %s) signature %s", job, analysis.category, analysis.confidence,
              analysis.rule, analysis.fingerprint)
     return failure

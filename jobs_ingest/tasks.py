@@ -13,7 +13,7 @@ from jobs_ingest.search_index import IndexingError
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=8)
 def analyse_job(job_id: int) -> str:
     try:
-        failure = services.analyse(job_id)
+        failure = services.analyse(job_id, index_now=True)
     except Job.DoesNotExist:
         return f"job {job_id} no longer exists"
     return f"job {job_id}: {failure.category if failure else 'no failure (job succeeded)'}"
