@@ -1,4 +1,4 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from jobs_ingest.models import Attempt, Failure, IngestToken, Job, Signature
 
@@ -32,8 +32,20 @@ class SignatureAdmin(admin.ModelAdmin):
 @admin.register(IngestToken)
 class IngestTokenAdmin(admin.ModelAdmin):
     list_display = ("name", "key_prefix", "platform", "team", "created_at", "last_used_at", "revoked_at")
-    readonly_fields = ("key_hash", "key_prefix", "last_used_at")
+    fields = ("name", "platform", "team", "key_prefix", "created_at", "last_used_at", "revoked_at")
+    readonly_fields = ("key_prefix", "created_at", "last_used_at")
     actions = ["revoke"]
+
+    def save_model(self, request, obj, form, change):
+        """A new token gets its secret here; it is shown once, in the confirmation message."""
+        if not change:
+            key = IngestToken.new_key()
+            obj.key_hash, obj.key_prefix = IngestToken.hash_key(key), key[:8]
+            super().save_model(request, obj, form, change)
+            self.message_user(request, f"Token for '{obj.name}' (copy it now, it is not shown again): {key}",
+                              messages.WARNING)
+        else:
+            super().save_model(request, obj, form, change)
 
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request, queryset):

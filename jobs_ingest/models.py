@@ -168,9 +168,13 @@ class IngestToken(models.Model):
     def hash_key(key: str) -> str:
         return hashlib.sha256(key.encode()).hexdigest()
 
+    @staticmethod
+    def new_key() -> str:
+        return "jt_" + secrets.token_urlsafe(32)
+
     @classmethod
     def issue(cls, name: str, platform: str = "", team: str = "") -> tuple["IngestToken", str]:
-        key = "jt_" + secrets.token_urlsafe(32)
+        key = cls.new_key()
         token = cls.objects.create(name=name, key_hash=cls.hash_key(key), key_prefix=key[:8],
                                    platform=platform, team=team)
         return token, key

@@ -209,3 +209,15 @@ def test_reindex_carries_judgments(engineer, celery_worker, es):
     hits = client.search(index=search_index.alias_name(settings.ES_INDEX_PREFIX),
                          query={"term": {"confirmed_category": "cpu_oom"}})["hits"]["hits"]
     assert len(hits) == 1
+
+
+def test_admin_issues_a_token_once_and_it_works(client, db):
+    from jobs_ingest.models import IngestToken
+    admin = User.objects.create_superuser("root", password="pw")
+    client.force_login(admin)
+    response = client.post("/admin/jobs_ingest/ingesttoken/add/", {"name": "slurm hook", "platform": "slurm", "team": ""},
+                           follow=True)
+    text = response.content.decode()
+    key = text.split("not shown again): ")[1].split("<")[0].strip()
+    assert IngestToken.authenticate(key).name == "slurm hook"
+    assert IngestToken.objects.get().key_hash != key  # only the hash is stored
