@@ -5,6 +5,8 @@
 # (skipped when the requirement files have not changed since the last install), starts the local
 # PostgreSQL / Redis / Elasticsearch with scripts/servers.sh (skipped when they already answer),
 # exports their URLs and runs `python -m pytest "$@"` from the repo root with pytest's exit code.
+# The browser tests (tests/browser) drive Debian's Chromium (/usr/bin/chromium, never a downloaded
+# browser): as root it is installed with apt-get when missing; otherwise the script stops and says so.
 # The servers are left running for the next run; stop them with `scripts/servers.sh stop`.
 # Port overrides (PG_PORT, REDIS_PORT, ES_PORT, ES_TRANSPORT_PORT) are honoured; see docs/servers.md.
 set -euo pipefail
@@ -56,6 +58,23 @@ ensure_venv() {
     export VIRTUAL_ENV="$REPO/.venv" PATH="$REPO/.venv/bin:$PATH"
 }
 
+# ---------------------------------------------------------------- chromium (browser tests)
+ensure_chromium() {
+    if command -v chromium >/dev/null 2>&1; then return 0; fi
+    if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null; then
+        say "installing Debian's chromium with apt-get (for tests/browser) ..."
+        export DEBIAN_FRONTEND=noninteractive
+        if ! apt-cache show chromium >/dev/null 2>&1; then apt-get update -q >&2 || die "apt-get update failed"; fi
+        # Stale package lists can name versions the mirror no longer has: update once and retry.
+        apt-get install -y -q -o DPkg::Lock::Timeout=300 chromium >&2 \
+            || { apt-get update -q >&2 && apt-get install -y -q -o DPkg::Lock::Timeout=300 chromium >&2; } \
+            || die "apt-get install chromium failed"
+        command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after apt-get install chromium"
+    else
+        die "the browser tests need Debian's Chromium (/usr/bin/chromium): run as root: apt-get install -y chromium"
+    fi
+}
+
 # ---------------------------------------------------------------- servers
 # Fast path: when all three servers already answer (as the jobtriage role for PostgreSQL) there is
 # nothing for `servers.sh start` to do, so do not take its lock or run its installation checks.
@@ -88,6 +107,7 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
 
 T0=$SECONDS
 ensure_venv
+ensure_chromium
 ensure_servers
 say "ready in $((SECONDS - T0))s: python -m pytest $*"
 exec python -m pytest "$@"
