@@ -118,7 +118,10 @@ def set_state(request, signature_id: int):
 @triage_required
 def fixed_by(request, signature_id: int):
     signature = get_object_or_404(Signature, pk=signature_id)
-    form = FixedByForm(request.POST)
+    data = request.POST.copy()
+    # The suggested-job radio and the manual field share the name "job": take the one filled in.
+    data["job"] = next((v for v in request.POST.getlist("job") if v.strip()), "")
+    form = FixedByForm(data)
     if form.is_valid() and form.cleaned_data["unlink"]:
         services.link_fixed_by(signature, request.user, None)
         messages.success(request, "Fixed-by link removed.")

@@ -60,14 +60,14 @@ def celery_worker(transactional_db, log_dir, es_prefix):
 
     from jobtriage.celery import app
 
-    queue = f"test-{uuid.uuid4().hex[:8]}"
+    queue, previous = f"test-{uuid.uuid4().hex[:8]}", app.conf.task_default_queue
     app.conf.task_default_queue = queue
     try:
         with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False, queues=[queue],
                           shutdown_timeout=30) as worker:
             yield worker
     finally:
-        app.conf.task_default_queue = "celery"
+        app.conf.task_default_queue = previous
 
 
 @pytest.fixture
