@@ -47,7 +47,7 @@ MAX_PAGE_SIZE = 200
 FINGERPRINT_BOOST = 10_000.0
 FILTER_KEYS = ("team", "platform", "category", "ended_after", "ended_before", "only_resolved")
 LOG_FIELDS = ("message", "failure_line", "traceback", "excerpt")
-SOURCE_FIELDS = ["failure_id", "signature_id", "fingerprint", "platform", "external_id", "job_name", "team",
+SOURCE_FIELDS = ["failure_id", "job_id", "signature_id", "fingerprint", "platform", "external_id", "job_name", "team",
                  "submitter", "category", "confirmed_category", "root_cause", "triage_state", "exception_type",
                  "message", "masked_message", "failure_line", "stage", "gpu_hours", "ended_at", "retry_advice"]
 
@@ -78,6 +78,7 @@ class Hit:
     message: str
     exception_type: str
     masked_message: str = ""
+    job_id: str = ""
     job_name: str = ""
     team: str = ""
     failure_line: str = ""
@@ -99,6 +100,7 @@ class Hit:
 @dataclass
 class LogHit:
     failure_id: str
+    job_id: str
     signature_id: str
     platform: str
     external_id: str
@@ -320,7 +322,7 @@ def _hit(raw: dict, fingerprint: str) -> Hit:
         root_cause=s.get("root_cause") or "", triage_state=s.get("triage_state") or "",
         score=round(float(raw.get("_score") or 0.0), 4), message=s.get("message") or "",
         exception_type=s.get("exception_type") or "", masked_message=s.get("masked_message") or "",
-        job_name=s.get("job_name") or "", team=s.get("team") or "", failure_line=s.get("failure_line") or "",
+        job_id=s.get("job_id") or "", job_name=s.get("job_name") or "", team=s.get("team") or "", failure_line=s.get("failure_line") or "",
         stage=s.get("stage") or "", ended_at=s.get("ended_at"),
         same_fingerprint=bool(fingerprint) and s.get("fingerprint") == fingerprint)
 
@@ -462,7 +464,7 @@ def search_logs(client: Elasticsearch, prefix: str, query: str, *, filters: dict
     for raw in result["hits"]["hits"]:
         s = raw.get("_source", {})
         hits.append(LogHit(
-            failure_id=s.get("failure_id", raw.get("_id", "")), signature_id=s.get("signature_id", ""),
+            failure_id=s.get("failure_id", raw.get("_id", "")), job_id=s.get("job_id") or "", signature_id=s.get("signature_id", ""),
             platform=s.get("platform", ""), external_id=s.get("external_id", ""), job_name=s.get("job_name") or "",
             team=s.get("team") or "", category=s.get("confirmed_category") or s.get("category", ""),
             exception_type=s.get("exception_type") or "", message=s.get("message") or "",

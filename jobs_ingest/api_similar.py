@@ -1,0 +1,123 @@
+"""POST /api/v1/similar: past failures like a pasted error message or log, as JSON.
+
+Request: {"text": "...", "filters": {"team", "platform", "category", "ended_after", "ended_before",
+"only_resolved"}, "top": 10} (filters and top optional). Authenticated by an ingestion token
+(`Authorization: Token <key>`; a token limited to a platform or team only sees that platform or team) or
+by a logged-in user's session (then with Django's CSRF check, as any browser POST).
+
+Answers 200 {"hits": [...]} (see jobs_ingest.similar.Hit; plus signature_url and job_url), 400 JSON for
+bad input, 401 without authentication, 503 when Elasticsearch is unavailable. Never 500 for a query.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.csrf import csrf_exempt
+
+from jobs_ingest import services, similar
+from jobs_ingest.models import IngestToken
+
+log = logging.getLogger(__name__)
+
+
+def _error(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def _authenticate(request) -> tuple[IngestToken | None, JsonResponse | None]:
+    """(token or None, error response or None). A session user passes with token None."""
+    header = request.headers.get("Authorization", "")
+    if header:
+        scheme, _, key = header.partition(" ")
+        if scheme.lower() not in ("token", "bearer") or not key.strip():
+            return None, _error(401, "authentication required: send 'Authorization: Token <key>'")
+        token = IngestToken.authenticate(key.strip())
+        if token is None:
+            return None, _error(401, "invalid or revoked token")
+        return token, None
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        # A browser session: the CSRF check the view's csrf_exempt skipped for token clients.
+        rejected = CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
+        if rejected is not None:
+            return None, _error(403, "CSRF check failed: send the csrftoken cookie and X-CSRFToken header")
+        return None, None
+    return None, _error(401, "authentication required: send 'Authorization: Token <key>' or log in")
+
+
+def _scoped(filters: dict, token: IngestToken | None) -> dict | None:
+    """Filters narrowed to the token's platform/team; None if they ask for something outside it."""
+    if token is None:
+        return filters
+    scoped = dict(filters)
+    for name in ("platform", "team"):
+        allowed = getattr(token, name)
+        if not allowed:
+            continue
+        asked = scoped.get(name)
+        asked = [asked] if isinstance(asked, str) and asked else asked
+        if asked and (not isinstance(asked, list) or allowed not in asked):
+            return None
+        scoped[name] = allowed
+    return scoped
+
+
+def _url(name: str, value: str) -> str | None:
+    try:
+        return reverse(name, args=[int(value)])
+    except (NoReverseMatch, ValueError, TypeError):
+        return None
+
+
+def hit_json(hit: similar.Hit, request=None) -> dict:
+    body = hit.as_dict()
+    for key, name, value in (("signature_url", "signature-detail", hit.signature_id),
+                             ("job_url", "job-detail", hit.job_id)):
+        url = _url(name, value)
+        body[key] = request.build_absolute_uri(url) if url and request is not None else url
+    return body
+
+
+@csrf_exempt
+def similar_api(request):
+    if request.method != "POST":
+        response = _error(405, "use POST with a JSON body {\"text\": ...}")
+        response["Allow"] = "POST"
+        return response
+    token, rejected = _authenticate(request)
+    if rejected is not None:
+        return rejected
+    try:
+        data = json.loads(request.body)
+    except RequestDataTooBig:
+        return _error(413, "the request body is too large")
+    except (ValueError, RecursionError) as exc:
+        return _error(400, f"the body is not valid JSON: {str(exc)[:200]}")
+    if not isinstance(data, dict):
+        return _error(400, "the body must be a JSON object {\"text\": ...}")
+    text, filters, top = data.get("text"), data.get("filters"), data.get("top", 10)
+    filters = {} if filters is None else filters
+    strategy = data.get("strategy", similar.DEFAULT_STRATEGY)
+    if not isinstance(text, str):
+        return _error(400, "'text' is required and must be a string (an error message or a log)")
+    if not isinstance(filters, dict):
+        return _error(400, "'filters' must be an object")
+    if not isinstance(strategy, str):
+        return _error(400, "'strategy' must be a string")
+    scoped = _scoped(filters, token)
+    try:
+        similar.filter_clauses(filters)  # validate what was asked, even when the scope empties it
+        hits = [] if scoped is None else similar.similar_failures(
+            services.es_client(), settings.ES_INDEX_PREFIX, text, filters=scoped, top=top, strategy=strategy)
+    except similar.BadQuery as exc:
+        return _error(400, str(exc))
+    except similar.SearchUnavailable as exc:
+        log.warning("similar search unavailable: %s", exc)
+        return _error(503, "search is unavailable right now; try again later")
+    return JsonResponse({"hits": [hit_json(h, request) for h in hits]})
