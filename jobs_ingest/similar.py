@@ -162,7 +162,10 @@ def _tail(text: str, limit: int) -> str:
         return text
     tail = text[-limit:]
     newline = tail.find("\n")
-    return tail[newline + 1:] if 0 <= newline < limit // 2 else tail
+    if 0 <= newline < limit // 2:
+        return tail[newline + 1:]
+    space = tail.find(" ")  # no line break: at least do not start inside a word
+    return tail[space + 1:] if 0 <= space < limit // 2 else tail
 
 
 def _cap(text: str, limit: int) -> str:
