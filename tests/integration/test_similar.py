@@ -306,3 +306,14 @@ def test_similar_command_output(es, es_prefix, corpus):
     assert out[1]["hits"][0]["signature"] == "300"
     assert "error" in out[2] and "error" in out[3]
     assert "4 inputs, 2 errors" in proc.stderr
+
+
+def test_elasticsearch_down_is_search_unavailable_and_a_503(client, api_token, settings):
+    down = search_index.make_client("http://127.0.0.1:9", timeout=2)
+    with pytest.raises(similar.SearchUnavailable):
+        similar.similar_failures(down, "jobtriage", OOM_LOG)
+    with pytest.raises(similar.SearchUnavailable):
+        similar.search_logs(down, "jobtriage", "memory")
+    settings.ELASTICSEARCH_URL = "http://127.0.0.1:9"
+    response = post(client, {"text": OOM_LOG}, token=api_token)
+    assert response.status_code == 503 and response.json()["error"]
