@@ -1,6 +1,6 @@
 from django.urls import path
 
-from triage import views
+from triage import search_views, views
 
 urlpatterns = [
     path("", views.queue, name="queue"),
@@ -12,5 +12,5 @@ urlpatterns = [
     path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),
     path("jobs/<int:job_id>/override", views.override, name="override"),
     path("jobs/<int:job_id>/log", views.job_log, name="job-log"),
-    path("search/", views.search, name="search"),
+    path("search/", search_views.search, name="search"),
 ]

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, RETRY_ADVICE, ROOT_CAUSES, STAGES
 from jobs_ingest.models import Failure, Job, Signature
-from triage import selectors, services
+from triage import search_views, selectors, services
 from triage.diffs import DiffError, parse_diff
 from triage.forms import FixedByForm, JudgmentForm, OverrideForm
 from triage.models import FailureOverride, JudgmentEvent, SignatureTriage
@@ -152,6 +152,7 @@ def job_detail(request, job_id: int):
             "others": failure.signature.failures.exclude(pk=failure.pk).select_related("job").order_by("-job__ended_at")[:20],
             "history": JudgmentEvent.objects.filter(signature=failure.signature_id).select_related("user", "failure__job")[:100],
             "diff": _diff(triage.fix_diff) if triage and triage.fix_diff else None,
+            **search_views.similar_panel(failure),
         })
     return render(request, "triage/job_detail.html", context)
 
@@ -210,9 +211,3 @@ def _diff(text: str):
     except DiffError:
         return None
 
-
-@login_required
-def search(request):
-    """Search similar past failures by message (issue #4 fills in the ranking)."""
-    query = (request.GET.get("q") or "").strip()
-    return render(request, "triage/search.html", {"search_query": query})
