@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEVSET = ROOT / "bench" / "devset"
 DEFAULT_FILES = [
     DEVSET / "issues" / "dev.jsonl",
+    DEVSET / "issues2" / "dev.jsonl",
     DEVSET / "notebook_crashes.jsonl",
     DEVSET / "programs.jsonl",
     DEVSET / "job_logs.jsonl",
