@@ -7,6 +7,7 @@ import io
 import json
 from functools import wraps
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -71,6 +72,8 @@ def submit_job(request):
     try:
         data, log_stream = _read_request(request)
         spec = parse_job(data)
+    except RequestDataTooBig:
+        return error(413, "request too large for a JSON body: send big logs as a multipart file upload (field 'log')")
     except JobSpecError as exc:
         return error(400, "invalid job metadata", fields=exc.fields)
     except ValueError as exc:

@@ -204,3 +204,11 @@ def test_signature_counters_follow_reanalysis(client, api_token, celery_worker):
     oom.refresh_from_db()
     assert (oom.failure_count, oom.gpu_seconds) == (1, 8 * 2 * 3600)
     assert moved.signature.failure_count == 1
+
+
+@pytest.mark.django_db
+def test_oversized_json_body_gets_413(client, api_token, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    response = post_json(client, api_token, {**job(), "log_text": "x" * 5000})
+    assert response.status_code == 413 and "multipart" in response.json()["error"]
+    assert Job.objects.count() == 0
