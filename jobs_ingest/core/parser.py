@@ -67,10 +67,13 @@ _NATIVE = [
     (re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'"), "cpp"),
     (re.compile(r"slurmstepd: error: .*oom[-_ ]kill", re.I), "OOMKilled"),
     (re.compile(r"\bOOMKilled\b|Memory cgroup out of memory|Out of memory: Killed process", re.I), "OOMKilled"),
-    (re.compile(r"(?:^|\s)Killed(?:\s+\S.*)?$|\bkilled by signal: Killed\b|Signal 9 \(SIGKILL\)"), "Killed"),
+    (re.compile(r"(?:^|\s)Killed(?:\s+\S.*)?$|\bkilled by signal: Killed\b|Signal 9 \(SIGKILL\)"
+                # IDEs and shells report a SIGKILLed process by its exit status (128 + 9).
+                r"|\bexit(?:ed with)? code 137\b|interrupted by signal 9\b"), "Killed"),
     (re.compile(r"^(?:Fatal Python error: .*|Segmentation fault.*|Bus error.*|Aborted \(core dumped\).*)$"), "Fatal"),
     (re.compile(r"^F\d{4} .*\] .*|Check failed: .*"), "CheckFailed"),
-    (re.compile(r"^(?P<prog>[\w./-]+\.py|[\w.-]+): error: (?P<msg>.+)$"), "argparse"),
+    # argparse's "prog: error: message"; prog is the script, or any `prog=` name (it may hold spaces).
+    (re.compile(r"^(?P<prog>[\w./-]+\.py|[\w.-]+|[\w.-][\w. /-]{0,60}?): error: (?P<msg>.+)$"), "argparse"),
     (re.compile(r"^(?:/bin/\w+|bash|sh): (?:line \d+: )?\S+: (?:command not found|No such file or directory)$"), "Shell"),
     (re.compile(r"\bloss\b[^\n]{0,40}\b(?:nan|inf)\b[^\n]{0,60}\b(?:stop|abort|exit|terminat|diverg|halt)", re.I), "LossNaN"),
     # CUDA errors logged as plain text (`print(e)`, `logger.error(str(e))`, C++ launchers): the
@@ -349,7 +352,7 @@ def _find_failures(lines: list[str]) -> list[Failure]:
                 what = _what_line(bodies, k)
                 failures.append(Failure(nm.group("type"), what, k, k, kind="cpp", rank=rank))
             elif kind == "argparse":
-                if not _is_argparse(bodies, k):
+                if not _is_argparse(bodies, k) and not _ARGPARSE_MESSAGE.match(nm.group("msg")):
                     continue
                 failures.append(Failure("argparse.ArgumentError", nm.group("msg"), k, _usage_start(bodies, k),
                                         kind="argparse", rank=rank))
@@ -395,12 +398,38 @@ def _after_rich_box(bodies: list[str], k: int) -> bool:
 def _embedded_failures(parsed: list[tuple[str, str, str]]) -> list[Failure]:
     found = []
     for k, (body, level, rank) in enumerate(parsed):
+        head = body[:MAX_EMBEDDED_SCAN]
+        m = _OP_REQUIRES.search(head)
+        if m:  # TF's kernel log of the status its Python exception will carry (even at W level)
+            etype = "".join(w.capitalize() for w in m.group("status").split()) + "Error"
+            found.append(Failure(etype, m.group("msg").strip(), k, k, kind="embedded", rank=rank))
+            continue
+        if _STATE_DICT_BODY.match(head):
+            found.append(Failure("RuntimeError", head.strip(), k, k, kind="embedded", rank=rank))
+            continue
         if level in _WARNING_LEVELS or "Error" not in body and "Exception" not in body:
             continue
-        m = _EMBEDDED_EXCEPTION.search(body[:MAX_EMBEDDED_SCAN])
+        m = _EMBEDDED_EXCEPTION.search(head)
         if m and not _looks_like_prose(m.group("type")):
             found.append(Failure(m.group("type"), m.group("msg").strip(), k, k, kind="embedded", rank=rank))
+        elif (m := _REPR_EXCEPTION.search(head)) and not _looks_like_prose(m.group("type")):
+            found.append(Failure(m.group("type"), m.group("msg").strip(), k, k, kind="embedded", rank=rank))
+        elif (m := _BARE_EXCEPTION.match(head)) and not _HANDLED_CUE.search(head) and not _RETRIED.search(head):
+            found.append(Failure("Exception", m.group("msg").strip(), k, k, kind="embedded", rank=rank))
     return found
+
+
+# A logged repr of an exception: "error occurred in the train loop: RuntimeError('CUDA out of memory ...')".
+_REPR_EXCEPTION = re.compile(
+    r"(?:^|[\s:：>\]|)])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\((?P<msg>['\"]\S.*)$")
+# Python's line for `raise Exception("...")` (the type alone reads like prose elsewhere in a log).
+_BARE_EXCEPTION = re.compile(r"^Exception: (?P<msg>\S.*)$")
+# TensorFlow logs a failing kernel's status before raising it: "OP_REQUIRES failed at
+# save_restore_v2_ops.cc:109 : Permission denied: /models" (status names map to tf.errors classes).
+_OP_REQUIRES = re.compile(r"OP_REQUIRES failed at \S+ : (?P<status>[A-Z][a-z]+(?: [a-z]+){0,3}): (?P<msg>.*)$")
+# The body of load_state_dict's error quoted without its first line.
+_STATE_DICT_BODY = re.compile(r"^\s*(?:Missing key\(s\) in state_dict: |Unexpected key\(s\) in state_dict: "
+                              r"|size mismatch for [\w.]+: )")
 
 
 MAX_EMBEDDED_SCAN = 2000
@@ -431,6 +460,11 @@ def _what_line(bodies: list[str], k: int) -> str:
         if "what():" in body:
             return body.split("what():", 1)[1].strip()
     return ""
+
+
+# Messages only argparse prints: enough on their own when the usage lines were not quoted.
+_ARGPARSE_MESSAGE = re.compile(r"unrecognized arguments: |the following arguments are required: "
+                               r"|argument [-\w/]+: (?:invalid \w+ value|invalid choice|expected (?:one|\d+) argument)")
 
 
 def _is_argparse(bodies: list[str], k: int) -> bool:
@@ -496,7 +530,8 @@ def _root_cause_rank(lines: list[str], start: int) -> str:
 def root_cause_exit_code(lines: list[str], start: int) -> int | None:
     """Exit code from torchrun's root-cause section (-9 means the rank was SIGKILLed)."""
     for line in lines[start:start + 60]:
-        m = re.match(r"^\s*exitcode\s*:\s*(-?\d+)", line)
+        # "exitcode  : -9" on its own line, or glued to the rank when the summary is flattened.
+        m = re.search(r"(?:^|[\s)])exitcode\s*:\s*(-?\d+)", line)
         if m:
             return int(m.group(1))
     return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .taxonomy import CATEGORIES
 
-TAGGER_VERSION = "2"
+TAGGER_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
     ("cpu_oom.oom_killed", "cpu_oom", 0.9,
      r"^(?:OOMKilled|Killed):|oom[-_ ]kill|OOMKilled|killed by signal: Killed|Signal 9 \(SIGKILL\)"
      r"|insufficient shared memory \(shm\)|Memory cgroup out of memory"
+     r"|exit(?:ed with)? code 137\b|interrupted by signal 9\b"
      # PyTorch's report of a worker that vanished without an exception: the OOM killer or /dev/shm.
      r"|DataLoader worker \(pids?\(?s?\)? [\d, ]+\) exited unexpectedly"),
     ("loss_nan.loss_nan", "loss_nan", 0.95,
@@ -131,7 +132,9 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|can't convert cuda:?\d* device type tensor to numpy|Cannot re-initialize CUDA in forked subprocess"
      r"|module must have its parameters and buffers on device|Expected a '\w+' device type for generator"
      r"|Expected object of device type|Attempting to deserialize object on a CUDA device"
-     r"|Trying to access resource .{0,80} located in device"),
+     r"|Trying to access resource .{0,80} located in device"
+     # older PyTorch: "expected tensor for argument #1 'input' to have the same device as tensor for ..."
+     r"|to have the same device as tensor"),
     ("framework_api_misuse.graph_state", "framework_api_misuse", 0.93,
      r"Attempting to use uninitialized value|Variable .* already exists, disallowed|is not an element of this graph"
      r"|Graph disconnected|Cannot convert a symbolic (?:Keras )?Tensor|KerasTensor cannot be used as input"
@@ -224,7 +227,8 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|^ValueError: .{1,200} is not in (?:list|tuple)$"),
     ("type_mismatch.dtype", "type_mismatch", 0.93,
      r"expected scalar type \w+ but found \w+|expected \w+ dtype to be \w+(?: or \w+)?,? but got \w+|Found dtype \w+ but expected|can't be cast to the desired output type"
-     r"|expected (?:dtype|type) \w+ but got|dtype mismatch|Input type \(.*\) and (?:weight|bias) type \(.*\) should be the same"
+     r"|expected (?:dtype|type) \w+ but got|dtype mismatch|Expected object of scalar type \w+ but got scalar type"
+     r"|Input type \(.*\) and (?:weight|bias) type \(.*\) should be the same"
      r"|Failed to convert a NumPy array to a Tensor|Cannot cast|UFuncTypeError|unsupported operand type"
      r"|not supported between instances of|object is not (?:callable|iterable|subscriptable)|unhashable type"
      r"|can only concatenate|must be (?:str|int|real number|a tuple|a string)|object of type .* has no len"),

@@ -327,3 +327,14 @@ def test_a_long_log_without_failure_shows_its_tail_and_uses_the_exit_code(tmp_pa
     assert analysis.category == "cpu_oom" and not analysis.found
     assert analysis.failure_line == "[rank0]: epoch 1 step 59999 loss 0.5 lr 3e-4"
     assert analysis.failure_line_number == 60_000
+
+
+def test_flattened_torchrun_summary_sigkill_is_cpu_oom():
+    # the reporter flattened torchrun's table: "rank2 (local rank: 2)exitcode: -9 (pid: ...)"
+    a = analyse_log(FIXTURES / "torchrun_flattened_sigkill.log")
+    assert a.category == "cpu_oom"
+
+
+def test_truncated_tf_traceback_uses_op_requires_status():
+    a = analyse_log(FIXTURES / "tf_op_requires_truncated.log")
+    assert a.category == "permission_denied" and a.exception_type == "PermissionDeniedError"

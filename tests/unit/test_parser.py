@@ -333,3 +333,59 @@ def test_words_inside_the_message_do_not_mark_it_handled():
              "0 derived errors ignored. [Op:__inference_train_function_1]"]
     f = terminal(lines)
     assert f is not None and not f.suppressed
+
+
+# --- issues2: patterns of real issue-tracker logs --------------------------------------------------
+def test_argparse_error_without_usage_lines():
+    # users often quote only argparse's last line; its message is argparse's own wording
+    f = parser.terminating_failure(parser.find_failures(
+        ["train.py: error: unrecognized arguments: --steps=20 --epochs=2", "  [0.000s] Operation failed"]), [])
+    assert f.kind == "argparse" and f.message.startswith("unrecognized arguments")
+
+
+def test_argparse_prog_name_with_spaces():
+    fs = parser.find_failures(["iColoriT training scripts: error: unrecognized arguments: --local-rank=0"])
+    assert [f.kind for f in fs] == ["argparse"]
+
+
+def test_colon_error_prose_without_usage_is_not_argparse():
+    assert parser.find_failures(["model loader: error: weights look odd, continuing"]) == []
+
+
+def test_ide_exit_code_137_is_a_kill():
+    fs = parser.find_failures(["Process finished with exit code 137 (interrupted by signal 9:SIGKILL)"])
+    assert [f.kind for f in fs] == ["Killed"]
+
+
+def test_flattened_torchrun_summary_exit_code():
+    lines = lines_of("torchrun_flattened_sigkill.log")
+    assert parser.root_cause_exit_code(lines, 0) == -9
+
+
+def test_logged_exception_repr_when_traceback_is_cut():
+    lines = ["ERROR: an <class 'RuntimeError'> error occurred in the train loop: RuntimeError('CUDA out of memory. "
+             "Tried to allocate 20.00 MiB',)",
+             "INFO: Traceback (most recent call last):",
+             '  File "/opt/x/fit_harn.py", line 1554, in run',
+             "    test_loader"]
+    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    assert f.exception_type == "RuntimeError" and f.message.startswith("'CUDA out of memory")
+
+
+def test_tf_op_requires_status_when_traceback_is_cut():
+    lines = lines_of("tf_op_requires_truncated.log")
+    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    assert f.exception_type == "PermissionDeniedError" and f.message.startswith("/models")
+
+
+def test_state_dict_key_lists_without_header():
+    lines = ['Missing key(s) in state_dict: "map.0.weight", "map.0.bias".', "",
+             'Unexpected key(s) in state_dict: "world.0.weight".']
+    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    assert f.exception_type == "RuntimeError" and "Unexpected key(s) in state_dict" in f.message
+
+
+def test_bare_exception_line_from_raise_exception():
+    lines = ["  0%|          | 0/10", "Exception: Current loss scale already at minimum - cannot decrease scale anymore."]
+    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    assert f.exception_type == "Exception" and f.message.startswith("Current loss scale")

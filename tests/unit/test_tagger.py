@@ -172,7 +172,7 @@ def test_type_default_is_marked_not_specific():
 
 
 def test_version_is_bumped():
-    assert tagger.TAGGER_VERSION == "2"
+    assert tagger.TAGGER_VERSION == "3"
 
 
 def test_long_message_is_fast():
@@ -230,3 +230,17 @@ def test_unicode_that_grows_when_lowercased():
 ])
 def test_tuned_rules(exc_type, message, expected):
     assert tagger.tag(exc_type, message).category == expected
+
+
+# --- issues2: wordings seen in real issue-tracker logs ---------------------------------------------
+@pytest.mark.parametrize("etype,message,category", [
+    ("RuntimeError", "Expected object of scalar type Long but got scalar type Float for argument #2 'target' "
+                     "in call to _thnn_nll_loss2d_forward", "type_mismatch"),
+    ("RuntimeError", " :expected tensor for argument #1 'input' to have the same device as tensor for argument #2 "
+                     "'weight'", "framework_api_misuse"),
+    ("Killed", "Process finished with exit code 137 (interrupted by signal 9:SIGKILL)", "cpu_oom"),
+    ("PermissionDeniedError", "/models; Permission denied", "permission_denied"),
+    ("Exception", "Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.", "loss_nan"),
+])
+def test_issues2_wordings(etype, message, category):
+    assert tagger.tag(etype, message).category == category
