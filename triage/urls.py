@@ -14,3 +14,12 @@ urlpatterns = [
     path("jobs/<int:job_id>/log", views.job_log, name="job-log"),
     path("search/", search_views.search, name="search"),
 ]
+
+from triage import views_reports  # noqa: E402  (analytics and weekly reports, issue #5)
+
+urlpatterns += [
+    path("analytics/", views_reports.analytics_page, name="analytics"),
+    path("reports/", views_reports.report_index, name="report-index"),
+    path("reports/<str:week>/", views_reports.weekly_report, name="weekly-report"),
+    path("reports/<str:week>/<str:team>/", views_reports.weekly_report, name="weekly-report-team"),
+]
