@@ -86,6 +86,7 @@ _STAGE_BY_LOG = [
     ("initialization", re.compile(r"\b(?:Loading (?:model|checkpoint|weights|config)|Initializ|Building model"
                                   r"|Using device|world_size|Setting up|Downloading model)", re.I)),
 ]
+_TAIL_GUESS_LINES = 3
 # Categories that can only happen before training starts, when nothing else tells the stage.
 _INITIALIZATION_CATEGORIES = {"syntax_error"}
 _LIKELY_INITIALIZATION = {"library_not_found"}
@@ -184,7 +185,9 @@ def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset
 
 
 def _without_failure(lines, line_offset, exit_code, signal, killed) -> Analysis:
-    """No error in the log: the scheduler's exit status is all we have."""
+    """No failure the parser recognises: the scheduler's exit status, or else the last lines' words."""
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=None)
+    evidence_index = last
     if killed:
         exception_type, category, confidence, rule = "OOMKilled", "cpu_oom", 0.7, "cpu_oom.exit_code_sigkill"
         how = ", ".join(f"{k} {v}" for k, v in (("exit code", exit_code), ("signal", signal)) if v is not None)
@@ -193,11 +196,20 @@ def _without_failure(lines, line_offset, exit_code, signal, killed) -> Analysis:
         exception_type, category, confidence, rule = "", "unclassified", 0.1, "unclassified.no_failure_in_log"
         message = f"no failure found in the log (exit code {exit_code})" if exit_code is not None else \
             "no failure found in the log"
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=None)
+        # Logs cut short (a quoted excerpt, a truncated upload) often end on the line that names the
+        # problem without an exception line: let a specific message rule read the last lines, with
+        # a confidence that says it is a guess.
+        for index in [i for i, line in enumerate(lines) if line.strip()][-_TAIL_GUESS_LINES:][::-1]:
+            guess = tagger.tag("", lines[index].strip())
+            if guess.specific:
+                category, rule, evidence_index = guess.category, guess.rule + ".unparsed_tail", index
+                confidence = round(min(0.6, guess.confidence - 0.3), 2)
+                message = lines[index].strip()
+                break
     category_ = CATEGORIES[category]
     return Analysis(
-        found=False, failure_line=lines[last] if last is not None else "",
-        failure_line_number=line_offset + last + 1 if last is not None else None,
+        found=False, failure_line=lines[evidence_index] if evidence_index is not None else "",
+        failure_line_number=line_offset + evidence_index + 1 if evidence_index is not None else None,
         exception_type=exception_type, message=message, traceback="", user_frame="",
         excerpt="\n".join(lines[-EXCERPT_BEFORE:]), excerpt_start_line=line_offset + max(0, len(lines) - EXCERPT_BEFORE) + 1,
         stage=_stage([], lines, len(lines), category), category=category, dimension=category_.dimension,

@@ -78,14 +78,16 @@ _NATIVE = [
     (re.compile(r"\bloss\b[^\n]{0,40}\b(?:nan|inf)\b[^\n]{0,60}\b(?:stop|abort|exit|terminat|diverg|halt)", re.I), "LossNaN"),
     # CUDA errors logged as plain text (`print(e)`, `logger.error(str(e))`, C++ launchers): the
     # message of torch's OOM / CUDA runtime errors without an exception type in front.
-    (re.compile(r"^(?:CUDA out of memory\.|CUDA error: \w|cuda runtime error \(\d+\) ?: \w|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+)"),
-     "CudaError"),
+    (re.compile(r"^(?:CUDA out of memory\.|CUDA error: \w|cuda runtime error \(\d+\) ?: \w|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+"
+                r"|[Cc][Uu][Dd][Aa] failed with error \d+)"), "CudaError"),
+    # The interpreter itself: `python train.py` run from the wrong folder never starts the script.
+    (re.compile(r"^\S*?python[\d.]*(?:\.exe)?:? can't open file\b"), "FileNotFoundError"),
 ]
 # Something every _NATIVE pattern needs, checked first: most lines of a long log are training
 # progress, and one search per line is much cheaper than eleven.
 _NATIVE_HINTS = ("terminate called", "slurmstepd", "oom", "out of memory", "killed", "signal 9", "fatal",
                  "segmentation", "bus error", "aborted", "check failed", ": error: ", "command not found",
-                 "no such file", "cuda", "cublas", "cudnn")
+                 "no such file", "cuda", "cublas", "cudnn", "can't open file")
 
 
 def _native_hint(line: str) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .taxonomy import CATEGORIES
 
-TAGGER_VERSION = "3"
+TAGGER_VERSION = "4"
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,9 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
     ("gpu_oom.cuda_oom", "gpu_oom", 0.98,
      r"CUDA out of memory|CUDA error: out of memory|cuda runtime error \(2\) ?: out of memory|OutOfMemoryError"
      r"|HIP out of memory|MPS backend out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
-     r"|cudaErrorMemoryAllocation|out of memory on device|NCCL .*Cuda failure 'out of memory'"),
+     r"|cudaErrorMemoryAllocation|out of memory on device|NCCL .*Cuda failure 'out of memory'"
+     # CUDA runtime error 2 is cudaErrorMemoryAllocation, however a C++ extension words it.
+     r"|cuda (?:failed with )?error:? 2\b[^\n]{0,20}out of memory"),
     ("cpu_oom.cpu_allocator", "cpu_oom", 0.95,
      r"DefaultCPUAllocator: (?:can't|not enough memory)|OOM when allocating .*(?:device:CPU|cpu allocator)"
      r"|Unable to allocate [\d.]+ \w+ for an array|Cannot allocate memory|std::bad_alloc|\bMemoryError\b"),
@@ -188,6 +190,8 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
      r"|is not a local folder and is not a valid model identifier|does not appear to have a file named"
      r"|NotFoundError: .*(?:/|\\|file|director)|Failed to (?:find|open|read) (?:file|directory)"
      r"|(?:no|No) (?:checkpoint|ckpt|weights?) (?:file )?(?:found|exists)|cannot find (?:the )?(?:path|file)"
+     # "no model checkpoint directory found", "no config files were found"
+     r"|\bno (?:[\w-]+ ){0,3}(?:file|directory|dir|folder|checkpoint|ckpt|path)s? (?:was |were )?found"
      # downloadable resources looked up on disk: "Can't find a vocabulary file at path", NLTK data.
      r"|Can't find an? [\w ]{0,30}file at path|Resource '?[\w/.-]+'? not found"),
     # --- General code errors whose message is clearer than their type.

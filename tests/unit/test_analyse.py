@@ -236,8 +236,8 @@ def test_never_raises_and_failure_line_is_a_log_line(text):
             assert a.failure_line == ""
         else:
             assert lines[a.failure_line_number - 1] == a.failure_line
-        if not a.found and not kwargs:
-            assert a.category == "unclassified"
+        if not a.found and not kwargs:  # no failure parsed: unclassified, or a low-confidence guess
+            assert a.category == "unclassified" or (a.rule.endswith(".unparsed_tail") and a.confidence <= 0.6)
 
 
 @given(st.binary(max_size=2000))
@@ -338,3 +338,20 @@ def test_flattened_torchrun_summary_sigkill_is_cpu_oom():
 def test_truncated_tf_traceback_uses_op_requires_status():
     a = analyse_log(FIXTURES / "tf_op_requires_truncated.log")
     assert a.category == "permission_denied" and a.exception_type == "PermissionDeniedError"
+
+
+@pytest.mark.parametrize("text, category", [
+    ("+ python train.py -save_path /data\npython: can't open file 'tra", "path_not_found"),
+    ("python3: can't open file '/home/u/train.py': [Errno 2] No such file or directory", "path_not_found"),
+    ("failed to RuntimeError: TensorStorage tensor.h 168\ncuda failed with error 2 out of memory. use "
+     "CUDA_LAUNCH_BLOCKING=1", "gpu_oom"),
+])
+def test_failures_without_tracebacks(text, category):
+    assert analyse_text(text).category == category
+
+
+def test_a_cut_log_is_guessed_from_its_last_lines_with_low_confidence():
+    a = analyse_text("loading weights\nassert os.path.isfile(args.model), 'Error: no model checkpoint directory found!'")
+    assert (a.category, a.found) == ("path_not_found", False)
+    assert a.rule.endswith(".unparsed_tail") and a.confidence <= 0.6
+    assert analyse_text("epoch 1 loss 0.3\nepoch 2 loss 0.2\n").category == "unclassified"
