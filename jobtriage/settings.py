@@ -114,3 +114,25 @@ if not DEBUG:
 CELERY_BEAT_SCHEDULE = {
     "requeue-pending": {"task": "jobs_ingest.tasks.requeue_pending", "schedule": 300.0},
 }
+
+# Weekly failure reports by email (issue #5). The SMTP server and sender come from the environment.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", 25))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", 30))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "jobtriage <jobtriage@localhost>")
+JOBTRIAGE_BASE_URL = os.environ.get("JOBTRIAGE_BASE_URL", "http://localhost:8000").rstrip("/")
+# When the beat sends each team's report for the last complete ISO week: "minute hour day_of_week" (UTC).
+JOBTRIAGE_REPORT_SCHEDULE = os.environ.get("JOBTRIAGE_REPORT_SCHEDULE", "0 7 mon")
+
+
+def _report_crontab():
+    from celery.schedules import crontab
+    minute, hour, day_of_week = (JOBTRIAGE_REPORT_SCHEDULE.split() + ["*", "*", "*"])[:3]
+    return crontab(minute=minute, hour=hour, day_of_week=day_of_week)
+
+
+CELERY_BEAT_SCHEDULE["weekly-reports"] = {"task": "triage.tasks.send_weekly_reports", "schedule": _report_crontab()}

@@ -332,3 +332,82 @@ def csv_rows(report: Report) -> tuple[list[str], list[list]]:
 
 def _r(value):
     return "" if value is None else round(value, 2)
+
+
+# ---------------------------------------------------------------------------------------------- email
+def render_email(report: Report, base_url: str | None = None) -> tuple[str, str, str]:
+    """(subject, plain text, HTML) of a report's email. Links are absolute (JOBTRIAGE_BASE_URL)."""
+    from django.conf import settings
+    from django.template.loader import render_to_string
+    from django.urls import reverse
+
+    base_url = (base_url if base_url is not None else settings.JOBTRIAGE_BASE_URL).rstrip("/")
+    path = (reverse("weekly-report-team", args=[str(report.week), report.team]) if report.team
+            else reverse("weekly-report", args=[str(report.week)]))
+    t = report.totals
+    subject = (f"Failed jobs {report.week}{' · ' + report.team if report.team else ''}: {t.failed_jobs} failures, "
+               f"{t.gpu_hours:,.0f} GPU hours wasted")
+    context = {"report": report, "base_url": base_url, "page_url": base_url + path, "subject": subject}
+    return (subject, render_to_string("email/weekly_report.txt", context),
+            render_to_string("email/weekly_report.html", context))
+
+
+def recipients(team_name: str) -> list[str]:
+    from triage.models import Team
+    team = Team.objects.filter(name=team_name).first()
+    if team is None:
+        return []
+    return sorted({u.email for u in team.members.filter(is_active=True) if u.email})
+
+
+def _claim(week: Week, team: str) -> bool:
+    """True the first time (week, team) is claimed: a Redis SET NX on the Celery broker, so that a task
+    delivered twice does not email twice. Without Redis it answers True (better twice than never)."""
+    try:
+        from jobtriage.celery import app
+        with app.connection_for_write() as connection:
+            client = connection.default_channel.client
+            return bool(client.set(f"jobtriage:weekly-report:{week}:{team}", "1", nx=True, ex=60 * 24 * 3600))
+    except Exception:  # noqa: BLE001 -- any broker problem: send rather than lose the report
+        return True
+
+
+def send_team_reports(week: Week | None = None, team: str | None = None, *, dry_run: bool = False,
+                      once: bool = False, out=None) -> str:
+    """Render and send each team's report (one team with `team`). Teams come from triage.Team; a team
+    with no failures in the week, or without member emails, gets no email. Returns a one-line summary."""
+    from django.core.mail import EmailMultiAlternatives
+    from django.utils import timezone
+
+    from triage.models import Team
+
+    week = week or last_complete_week(timezone.now().date())
+    names = [team] if team else list(Team.objects.order_by("name").values_list("name", flat=True))
+    sent = skipped_empty = skipped_nobody = 0
+    for name in names:
+        report = build(week, name, charts=False)
+        if not report.has_failures:
+            skipped_empty += 1
+            if out:
+                out.write(f"{week} {name}: no failures, no email\n")
+            continue
+        to = recipients(name)
+        subject, text, html = render_email(report)
+        if dry_run:
+            out and out.write(f"--- {week} {name} → {', '.join(to) or '(no recipients)'}\nSubject: {subject}\n\n{text}\n")
+            continue
+        if not to:
+            skipped_nobody += 1
+            out and out.write(f"{week} {name}: no member with an email address, not sent\n")
+            continue
+        if once and not _claim(week, name):
+            out and out.write(f"{week} {name}: already sent\n")
+            continue
+        message = EmailMultiAlternatives(subject, text, to=to)
+        message.attach_alternative(html, "text/html")
+        message.send()
+        sent += 1
+        out and out.write(f"{week} {name}: sent to {len(to)} recipient(s)\n")
+    verb = "rendered" if dry_run else "sent"
+    return (f"{week}: {sent if not dry_run else len(names) - skipped_empty} report(s) {verb}, "
+            f"{skipped_empty} team(s) without failures, {skipped_nobody} without recipients")

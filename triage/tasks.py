@@ -17,3 +17,18 @@ def push_signatures(signature_ids: list[int]) -> str:
     for start in range(0, len(ids), CHUNK):
         done += ingest.index_failures(ids[start:start + CHUNK])
     return f"{done} failures of {len(signature_ids)} signatures re-indexed"
+
+
+# Weekly failure reports (issue #5): the beat entry "weekly-reports" in settings calls this on Monday morning.
+@shared_task(acks_late=True, autoretry_for=(OSError, OperationalError), retry_backoff=60, retry_backoff_max=3600,
+             max_retries=5)
+def send_weekly_reports(week: str | None = None) -> str:
+    """Email each team its report for `week` (default: the last complete ISO week). A team whose report
+    was already sent for that week is skipped, so a redelivered task does not send twice."""
+    import logging
+
+    from triage import reports
+    log = logging.getLogger("triage.reports")
+    summary = reports.send_team_reports(reports.Week.parse(week) if week else None, once=True)
+    log.info("weekly reports: %s", summary)
+    return summary
