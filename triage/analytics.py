@@ -396,6 +396,11 @@ def _fmt(value: float) -> str:
     return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
 
 
+def _count_ticks(values) -> dict:
+    """Whole-number ticks on a count axis (no "0.5 failures")."""
+    return {"dtick": 1, "tick0": 0} if max(values, default=0) <= 8 else {"tickformat": ",d"}
+
+
 def _hbar_pair(chart: Chart, left_title="Failures (count)", right_title="GPU hours wasted",
                right_colors=None) -> dict:
     labels = [r.label if len(r.label) <= 42 else r.label[:40] + "…" for r in chart.rows]
@@ -415,7 +420,8 @@ def _hbar_pair(chart: Chart, left_title="Failures (count)", right_title="GPU hou
     layout = {
         "height": 90 + 26 * max(len(labels), 3), "margin": {"l": 10, "r": 20, "t": 30, "b": 30},
         "showlegend": False, "bargap": 0.25,
-        "xaxis": {"domain": [0, 0.46], "title": {"text": ""}, "automargin": True, "rangemode": "tozero"},
+        "xaxis": {"domain": [0, 0.46], "title": {"text": ""}, "automargin": True, "rangemode": "tozero",
+                  **_count_ticks(r.failures for r in chart.rows)},
         "xaxis2": {"domain": [0.54, 1], "anchor": "y", "automargin": True, "rangemode": "tozero"},
         "yaxis": {"autorange": "reversed", "automargin": True, "ticksuffix": " "},
         "annotations": [
@@ -450,7 +456,8 @@ def figure(chart: Chart) -> dict | None:
         layout = {"height": 300, "margin": {"l": 50, "r": 20, "t": 30, "b": 50}, "showlegend": False,
                   "xaxis": {"domain": [0, 0.46], "type": "category"},
                   "xaxis2": {"domain": [0.54, 1], "type": "category", "anchor": "y2"},
-                  "yaxis": {"rangemode": "tozero"}, "yaxis2": {"anchor": "x2", "rangemode": "tozero"},
+                  "yaxis": {"rangemode": "tozero", **_count_ticks(r.failures for r in chart.rows)},
+                  "yaxis2": {"anchor": "x2", "rangemode": "tozero"},
                   "annotations": [
                       {"text": "<b>Failed jobs per week</b>", "xref": "paper", "yref": "paper", "x": 0, "y": 1,
                        "xanchor": "left", "yanchor": "bottom", "showarrow": False},
@@ -476,9 +483,10 @@ def figure(chart: Chart) -> dict | None:
                   "legend": {"orientation": "h", "y": -0.12},
                   "xaxis": {"type": "category", "anchor": "y2"},
                   "yaxis": {"domain": [0.42, 1], "title": {"text": "GPU hours"}, "rangemode": "tozero"},
-                  "yaxis3": {"overlaying": "y", "side": "right", "range": [0, 105], "ticksuffix": "%",
+                  "yaxis3": {"overlaying": "y", "side": "right", "range": [0, 105], "ticksuffix": "%", "dtick": 25,
                              "title": {"text": "cumulative"}},
-                  "yaxis2": {"domain": [0, 0.32], "title": {"text": "Failures"}, "rangemode": "tozero"}}
+                  "yaxis2": {"domain": [0, 0.32], "title": {"text": "Failures"}, "rangemode": "tozero",
+                             **_count_ticks(r.failures for r in chart.rows)}}
         return {"data": data, "layout": layout}
     if chart.kind == "box":
         labels = [r.label for r in chart.rows]
@@ -501,7 +509,8 @@ def figure(chart: Chart) -> dict | None:
         layout = {"height": 90 + 30 * max(len(labels), 3), "margin": {"l": 10, "r": 20, "t": 30, "b": 30},
                   "showlegend": False,
                   "xaxis": {"domain": [0, 0.56], "rangemode": "tozero", "ticksuffix": " h"},
-                  "xaxis2": {"domain": [0.6, 0.78], "anchor": "y", "rangemode": "tozero"},
+                  "xaxis2": {"domain": [0.6, 0.78], "anchor": "y", "rangemode": "tozero",
+                             **_count_ticks(r.failures for r in chart.rows)},
                   "xaxis3": {"domain": [0.82, 1], "anchor": "y", "rangemode": "tozero"},
                   "yaxis": {"autorange": "reversed", "automargin": True, "ticksuffix": " "},
                   "annotations": [
