@@ -37,8 +37,11 @@ DEFAULT_FILES = [
     DEVSET / "notebook_crashes.jsonl",
     DEVSET / "programs.jsonl",
     DEVSET / "job_logs.jsonl",
+    # Was the held-out half until its misses were studied (2026-11-23); now development data.
+    DEVSET / "issues" / "heldout.jsonl",
 ]
-HELDOUT = DEVSET / "issues" / "heldout.jsonl"
+# Fresh real issue-tracker failures, collected without running the tagger; never used for tuning.
+HELDOUT = DEVSET / "issues_heldout2" / "heldout.jsonl"
 
 
 # ------------------------------------------------------------------------------------------------ running
