@@ -49,7 +49,8 @@ class Job(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["platform", "external_id"], name="job_platform_external_id")]
-        indexes = [models.Index(fields=["submitter", "name", "ended_at"])]
+        indexes = [models.Index(fields=["submitter", "name", "ended_at"]),
+                   models.Index(fields=["team", "name", "ended_at"])]
 
     def __str__(self):
         return f"{self.platform}:{self.external_id}"
@@ -93,6 +94,9 @@ class Signature(models.Model):
     last_seen = models.DateTimeField(null=True, db_index=True)
     failure_count = models.PositiveIntegerField(default=0)
     gpu_seconds = models.FloatField(default=0, db_index=True)
+    # Teams whose jobs failed this way, kept at ingest: the queue shows them for 50 signatures at a
+    # time, and collecting them from the failures costs a scan of every failure of each signature.
+    teams = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -110,7 +114,9 @@ class Signature(models.Model):
         Signature.objects.filter(pk=self.pk).update(
             failure_count=stats["n"], gpu_seconds=stats["gpu"] or 0,
             first_seen=stats["first"] or stats["first_received"], last_seen=stats["last"] or stats["last_received"])
-        self.refresh_from_db(fields=["failure_count", "gpu_seconds", "first_seen", "last_seen"])
+        teams = sorted(set(self.failures.exclude(job__team="").values_list("job__team", flat=True).distinct()))
+        Signature.objects.filter(pk=self.pk).update(teams=teams)
+        self.refresh_from_db(fields=["failure_count", "gpu_seconds", "first_seen", "last_seen", "teams"])
 
 
 class Failure(models.Model):

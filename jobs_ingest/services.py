@@ -170,6 +170,11 @@ def _count_failure(signature: Signature, job: Job, gpu_seconds: float, previous:
         gpu_seconds=F("gpu_seconds") + gpu_seconds - (0 if new else previous[1]),
         first_seen=Least(Coalesce("first_seen", Value(seen)), Value(seen)),
         last_seen=Greatest(Coalesce("last_seen", Value(seen)), Value(seen)))
+    if job.team:
+        locked = Signature.objects.select_for_update().only("teams").get(pk=signature.pk)
+        if job.team not in locked.teams:
+            locked.teams = sorted({*locked.teams, job.team})
+            locked.save(update_fields=["teams"])
     if moved:
         Signature.objects.get(pk=previous[0]).refresh_stats()
 

@@ -81,11 +81,3 @@ def queue(filters: QueueFilters) -> QuerySet:
     if filters.new_days:
         qs = qs.filter(first_seen__gte=timezone.now() - timedelta(days=filters.new_days))
     return qs.order_by("-gpu_seconds", "-pk")
-
-
-def teams_by_signature(signature_ids: list[int]) -> dict[int, list[str]]:
-    teams: dict[int, set[str]] = {}
-    for signature_id, team in (Failure.objects.filter(signature_id__in=signature_ids).exclude(job__team="")
-                               .values_list("signature_id", "job__team").distinct()):
-        teams.setdefault(signature_id, set()).add(team)
-    return {k: sorted(v) for k, v in teams.items()}

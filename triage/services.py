@@ -6,7 +6,6 @@ from datetime import timedelta
 from typing import Iterable
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
@@ -154,32 +153,24 @@ def find_job(reference: str) -> Job | None:
 
 def fixed_by_candidates(signature: Signature, limit: int = 8) -> list[tuple[Job, str]]:
     """Later successful jobs that probably ran the fix, best first, each with why it was suggested:
-    same submitter and job name first, then the same job name in the same team."""
-    failures = list(signature.failures.select_related("job").order_by("-job__ended_at")[:50])
+    same submitter and job name first, then the same job name in the same team. Looks at the
+    signature's 20 latest failures; each lookup is one indexed range scan per (owner, name) pair."""
+    failures = list(signature.failures.select_related("job").order_by("-pk")[:20])
     if not failures:
         return []
     since = min((f.job.ended_at or f.job.received_at) for f in failures) - timedelta(minutes=1)
     failed_ids = {f.job_id for f in failures}
-    names = {(f.job.submitter, f.job.name) for f in failures if f.job.name}
-    teams = {(f.job.team, f.job.name) for f in failures if f.job.team and f.job.name}
-    if not names and not teams:
-        return []
-    same_owner = Q()
-    for submitter, name in names:
-        same_owner |= Q(submitter=submitter, name=name)
-    same_team = Q()
-    for team, name in teams:
-        same_team |= Q(team=team, name=name)
-    jobs = (Job.objects.filter(status__in=SUCCESS_STATUSES).filter(same_owner | same_team)
-            .filter(Q(ended_at__gte=since) | Q(ended_at__isnull=True, received_at__gte=since))
-            .exclude(pk__in=failed_ids).order_by("ended_at")[:200])
-    ranked = []
-    for job in jobs:
-        owner = (job.submitter, job.name) in names
-        ranked.append((0 if owner else 1, job.ended_at or job.received_at, job,
-                       "same submitter and job name, succeeded later" if owner else "same team and job name, succeeded later"))
-    ranked.sort(key=lambda r: (r[0], r[1]))
-    return [(job, why) for _, _, job, why in ranked[:limit]]
+    later = (Job.objects.filter(status__in=SUCCESS_STATUSES, ended_at__gte=since).exclude(pk__in=failed_ids)
+             .order_by("ended_at"))
+    found: dict[int, tuple[int, Job, str]] = {}
+    for rank, field, why in ((0, "submitter", "same submitter and job name, succeeded later"),
+                             (1, "team", "same team and job name, succeeded later")):
+        pairs = {(getattr(f.job, field), f.job.name) for f in failures if getattr(f.job, field) and f.job.name}
+        for owner, name in list(pairs)[:10]:
+            for job in later.filter(**{field: owner, "name": name})[:limit]:
+                found.setdefault(job.pk, (rank, job, why))
+    ranked = sorted(found.values(), key=lambda r: (r[0], r[1].ended_at))
+    return [(job, why) for _, job, why in ranked[:limit]]
 
 
 def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) -> None:

@@ -36,11 +36,10 @@ def queue(request):
     filters = selectors.QueueFilters.from_query(request.GET)
     page = Paginator(selectors.queue(filters), 50).get_page(request.GET.get("page"))
     signatures = list(page.object_list)
-    teams = selectors.teams_by_signature([s.pk for s in signatures])
     rows = []
     for signature in signatures:
         triage = getattr(signature, "triage", None)
-        rows.append({"signature": signature, "triage": triage, "teams": teams.get(signature.pk, []),
+        rows.append({"signature": signature, "triage": triage, "teams": signature.teams,
                      "state": triage.state if triage else "new",
                      "category": CATEGORIES[(triage and triage.category) or signature.category],
                      "confirmed": bool(triage and triage.category)})

@@ -191,8 +191,9 @@ def test_signature_counters_follow_reanalysis(client, api_token, celery_worker):
     """Counters are kept incrementally: a re-sent job with more GPUs adjusts, a job whose log now
     shows another failure moves to the other signature and the first one is recounted."""
     a = post_json(client, api_token, {**job("1"), "log_text": OOM_LOG}).json()["id"]
-    post_json(client, api_token, {**job("2"), "log_text": OOM_LOG})
+    post_json(client, api_token, {**job("2", team="speech"), "log_text": OOM_LOG})
     wait_for(lambda: Failure.objects.filter(indexed_at__isnull=False).count() == 2, what="two failures")
+    assert Signature.objects.get().teams == ["nlp", "speech"]
     oom = Signature.objects.get()
     assert (oom.failure_count, oom.gpu_seconds) == (2, 2 * 8 * 2 * 3600)
 
@@ -203,6 +204,7 @@ def test_signature_counters_follow_reanalysis(client, api_token, celery_worker):
                      what="re-analysis")
     oom.refresh_from_db()
     assert (oom.failure_count, oom.gpu_seconds) == (1, 8 * 2 * 3600)
+    assert oom.teams == ["speech"]  # job 1 (nlp) moved to another signature
     assert moved.signature.failure_count == 1
 
 

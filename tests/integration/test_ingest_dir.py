@@ -32,6 +32,7 @@ def test_folder_with_manifest_is_ingested_analysed_and_indexed(celery_worker):
     assert first.failure.gpu_seconds == 8 * (30 + 7) * 60  # retries count
     assert Failure.objects.get(job__external_id="resnet-7f9c2").stage in ("data_preprocessing", "initialization")
     assert Job.objects.get(external_id="resnet-ok-2").ingest_state == "analysed"
+    assert Failure.objects.get(job__external_id="900101").signature.teams == ["nlp"]
 
 
 def test_ingesting_the_same_folder_twice_changes_nothing(celery_worker):
