@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -68,8 +69,13 @@ def queue(filters: QueueFilters) -> QuerySet:
         qs = qs.filter(effective_category_q([filters.category]))
     if filters.dimension:
         qs = qs.filter(effective_category_q([c.id for c in CATEGORIES.values() if c.dimension == filters.dimension]))
-    job_filters = {f"job__{name}": getattr(filters, name) for name in ("team", "submitter", "platform")
+    job_filters = {f"job__{name}": getattr(filters, name) for name in ("submitter", "platform")
                    if getattr(filters, name)}
+    if filters.team:
+        if connection.vendor == "postgresql":  # JSONB containment on the signature row itself
+            qs = qs.filter(teams__contains=[filters.team])
+        else:
+            job_filters["job__team"] = filters.team
     if filters.stage:
         job_filters["stage"] = filters.stage
     if job_filters:
