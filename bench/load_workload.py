@@ -63,7 +63,7 @@ JOB_COLUMNS = ("id", "platform", "external_id", "name", "submitter", "team", "st
                "updated_at")
 ATTEMPT_COLUMNS = ("id", "job_id", "number", "started_at", "ended_at", "gpus", "exit_code", "status")
 SIGNATURE_COLUMNS = ("id", "fingerprint", "normaliser_version", "exception_type", "masked_message", "category",
-                     "confidence", "first_seen", "last_seen", "failure_count", "gpu_seconds", "created_at")
+                     "confidence", "first_seen", "last_seen", "failure_count", "gpu_seconds", "teams", "created_at")
 FAILURE_COLUMNS = ("id", "job_id", "signature_id", "found", "failure_line", "failure_line_number",
                    "exception_type", "message", "traceback", "user_frame", "excerpt", "excerpt_start_line",
                    "stage", "gpu_seconds", "category", "dimension", "confidence", "rule", "evidence",
@@ -120,7 +120,7 @@ class Loader:
                         # Counters start at zero; finish() adds this load's totals.
                         copy.write_row((self.signature_ids[key], key[0], key[1], f["exception_type"][:255],
                                         _clean(f["masked_message"]), f["category"], f["confidence"], None, None,
-                                        0, 0.0, now))
+                                        0, 0.0, "[]", now))
             with cur.copy(f"COPY {self.job_t} ({', '.join(JOB_COLUMNS)}) FROM STDIN") as copy:
                 for job, pk in zip(jobs, job_ids):
                     copy.write_row((pk, job["platform"], job["external_id"], job["name"], job["submitter"],
@@ -177,6 +177,14 @@ class Loader:
                     category = CASE WHEN s.last_seen IS NULL OR d.last >= s.last_seen THEN d.category ELSE s.category END,
                     confidence = CASE WHEN s.last_seen IS NULL OR d.last >= s.last_seen THEN d.confidence ELSE s.confidence END
                 FROM load_signature_delta d WHERE s.id = d.id""")
+            # The teams each signature's failures come from (as ingestion keeps them).
+            cur.execute(f"""
+                UPDATE {self.signature_t} s SET teams = t.teams FROM (
+                    SELECT f.signature_id, jsonb_agg(DISTINCT j.team ORDER BY j.team) AS teams
+                    FROM {self.failure_t} f JOIN {self.job_t} j ON j.id = f.job_id
+                    WHERE j.team <> '' AND f.signature_id IN (SELECT id FROM load_signature_delta)
+                    GROUP BY f.signature_id) t
+                WHERE s.id = t.signature_id""")
         for table in self.tables.values():  # fresh planner statistics for the benchmarks that follow
             with self.connection.cursor() as cur:
                 cur.execute(f"ANALYZE {table}")
