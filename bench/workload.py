@@ -4,7 +4,7 @@ THE JOBS ARE GENERATED. No job, user, team or run produced by this module ever e
 distributions they are drawn from and the failure texts inside them are real. Anything that loads
 them marks them so: every job carries ``extra["generated"] = True`` and its platform ends in ``-gen``.
 
-Where each shape comes from (data in ``../shared/data/``, see each folder's README):
+Where each shape comes from (data copied into ``bench/data/``, see each folder's README):
 
 * runtimes: ``philly-derived/philly_runtime.csv``, 83,154 real job runtimes of Microsoft's Philly
   cluster (Jeon et al., USENIX ATC '19), from https://github.com/msr-fiddle/philly-traces via
@@ -74,7 +74,7 @@ from jobs_ingest.core.analysis import Analysis
 from jobs_ingest.core.taxonomy import CATEGORIES, RETRY, RETRY_WITH_CHANGE
 
 HERE = Path(__file__).resolve().parent
-DATA_DIR = HERE.parent.parent / "shared" / "data"
+DATA_DIR = HERE / "data"  # copies of ../shared/data files, with their sources and licences
 DEVSET_DIR = HERE / "devset"
 DEVSET_FILES = ("job_logs.jsonl", "notebook_crashes.jsonl", "programs.jsonl")
 END_DATE = date(2026, 11, 22)  # a Sunday: the last day of ISO week 2026-W47

@@ -19,7 +19,7 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 log = logging.getLogger(__name__)
 
 # Bump when the mapping changes; shown in the template and index _meta.
-MAPPING_VERSION = 1
+MAPPING_VERSION = 2
 # Above the built-in stack templates (priority 100) in case a prefix ever overlaps their patterns.
 TEMPLATE_PRIORITY = 200
 
@@ -86,6 +86,9 @@ def mappings() -> dict:
     properties.update({name: {"type": "integer"} for name in INTEGER_FIELDS})
     properties.update({name: {"type": "float"} for name in FLOAT_FIELDS})
     properties.update({name: {"type": "date"} for name in DATE_FIELDS})
+    # The first failure of each signature: similar-failure search without job-level filters scores
+    # one document per signature instead of every failure.
+    properties["representative"] = {"type": "boolean"}
     properties["job_name"] = {**text, "fields": {"keyword": dict(keyword)}}
     # simple (letters only, lower-cased) rather than standard: the standard tokenizer keeps dotted names
     # whole ("torch.outofmemoryerror"), so "OutOfMemoryError" would not find torch.OutOfMemoryError.

@@ -15,7 +15,7 @@ from typing import BinaryIO, Iterable
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Value
+from django.db.models import F, Min, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 from django.utils import timezone
 
@@ -176,7 +176,12 @@ def _count_failure(signature: Signature, job: Job, gpu_seconds: float, previous:
             locked.teams = sorted({*locked.teams, job.team})
             locked.save(update_fields=["teams"])
     if moved:
-        Signature.objects.get(pk=previous[0]).refresh_stats()
+        old = Signature.objects.get(pk=previous[0])
+        old.refresh_stats()
+        # If this failure was the old signature's representative, its next failure takes over.
+        first = old.failures.order_by("pk").values_list("pk", flat=True).first()
+        if first is not None:
+            transaction.on_commit(lambda: enqueue_indexing([first]))
 
 
 def enqueue_indexing(failure_ids: list[int]) -> None:
@@ -224,6 +229,8 @@ def failure_documents(failures: Iterable[Failure], batch_size: int = 500) -> Ite
 
 
 def _documents(failures: list[Failure]) -> Iterable[dict]:
+    first_failure = dict(Failure.objects.filter(signature_id__in={f.signature_id for f in failures})
+                         .values_list("signature_id").annotate(first=Min("id")))
     extras: dict[int, dict] = {}
     for provider in DOCUMENT_PROVIDERS:
         for failure_id, fields in provider(failures).items():
@@ -244,6 +251,7 @@ def _documents(failures: list[Failure]) -> Iterable[dict]:
             "confidence": failure.confidence, "failure_line_number": failure.failure_line_number,
             "submitted_at": job.submitted_at, "started_at": job.started_at, "ended_at": job.ended_at,
             "ingested_at": failure.analysed_at,
+            "representative": first_failure.get(failure.signature_id) == failure.pk,
         }
 
 

@@ -46,6 +46,8 @@ MAX_PAGE_SIZE = 200
 # The same fingerprint outranks any relevance score (BM25 scores of a capped query stay far below).
 FINGERPRINT_BOOST = 10_000.0
 FILTER_KEYS = ("team", "platform", "category", "ended_after", "ended_before", "only_resolved")
+# Filters on a job's own fields (the others hold for every failure of a signature alike).
+JOB_LEVEL_FILTERS = ("team", "platform", "ended_after", "ended_before")
 LOG_FIELDS = ("message", "failure_line", "traceback", "excerpt")
 SOURCE_FIELDS = ["failure_id", "job_id", "signature_id", "fingerprint", "platform", "external_id", "job_name", "team",
                  "submitter", "category", "confirmed_category", "root_cause", "triage_state", "exception_type",
@@ -346,6 +348,13 @@ def search_probe(client: Elasticsearch, prefix: str, p: Probe, *, filters: dict 
                  exclude_signatures: list[str] | None = None, stats: bool = True) -> list[Hit]:
     top = _top(top)
     query = {"bool": {"must": [ranking_query(p, strategy)], "filter": filter_clauses(filters)}}
+    # Without job-level filters every failure of a signature scores the same (same masked message,
+    # type and category), so scoring only each signature's representative (first) failure gives the
+    # same ranking over far fewer documents. Indices built before that field existed have none
+    # marked: then fall back to all failures.
+    by_representative = not exclude_ids and not any((filters or {}).get(k) for k in JOB_LEVEL_FILTERS)
+    if by_representative:
+        query["bool"]["filter"] = [*query["bool"]["filter"], {"term": {"representative": True}}]
     must_not = []
     if exclude_ids:
         must_not.append({"ids": {"values": [str(i) for i in exclude_ids]}})
@@ -353,9 +362,12 @@ def search_probe(client: Elasticsearch, prefix: str, p: Probe, *, filters: dict 
         must_not.append({"terms": {"signature_id": [str(s) for s in exclude_signatures]}})
     if must_not:
         query["bool"]["must_not"] = must_not
-    result = _search(client, prefix, query=query, size=top, collapse={"field": "signature_id"},
-                     source=SOURCE_FIELDS, track_total_hits=False,
-                     sort=[{"_score": "desc"}, {"ended_at": {"order": "desc", "missing": "_last"}}])
+    search = dict(query=query, size=top, collapse={"field": "signature_id"}, source=SOURCE_FIELDS,
+                  track_total_hits=False, sort=[{"_score": "desc"}, {"ended_at": {"order": "desc", "missing": "_last"}}])
+    result = _search(client, prefix, **search)
+    if by_representative and not result["hits"]["hits"]:
+        query["bool"]["filter"] = query["bool"]["filter"][:-1]
+        result = _search(client, prefix, **search)
     hits = [_hit(h, p.fingerprint) for h in result["hits"]["hits"]]
     if stats and hits:
         counts = _signature_stats(client, prefix, [h.signature_id for h in hits])

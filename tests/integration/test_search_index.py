@@ -94,7 +94,7 @@ def test_template_mappings_are_the_contract(es, prefix):
                 "retry_advice", "tagger_version", "normaliser_version", "confirmed_category", "root_cause",
                 "triage_state", "job_name", "message", "masked_message", "failure_line", "traceback",
                 "excerpt", "gpus", "attempts", "gpu_hours", "confidence", "failure_line_number",
-                "submitted_at", "started_at", "ended_at", "ingested_at"}
+                "submitted_at", "started_at", "ended_at", "ingested_at", "representative"}
     assert set(props) == contract
 
     tokens = es.indices.analyze(index=index, field="masked_message.shingles",

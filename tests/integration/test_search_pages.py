@@ -90,3 +90,29 @@ def test_search_unavailable_is_explained(client, engineer, indexed, settings):
     assert "Search is unavailable" in response.content.decode()
     page = client.get(reverse("job-detail", args=[indexed["oom"].job_id]))
     assert page.status_code == 200 and "unavailable right now" in page.content.decode()
+
+
+def test_one_representative_document_per_signature(es, log_dir, engineer):
+    first = make_job("1", "oom-node7.log")
+    second = make_job("2", "oom-node3.log")
+    make_job("3", "missing-data.log")
+    alias = search_index.alias_name(settings.ES_INDEX_PREFIX)
+
+    def representatives():
+        es.indices.refresh(index=alias)
+        hits = es.search(index=alias, query={"term": {"representative": True}}, size=10)["hits"]["hits"]
+        return sorted(h["_id"] for h in hits)
+
+    assert representatives() == sorted([str(first.pk), str(Failure.objects.get(job__external_id="3").pk)])
+    from jobs_ingest import similar
+    hits = similar.similar_failures(es, settings.ES_INDEX_PREFIX, (LOGS / "oom-node3.log").read_text())
+    assert hits[0].same_fingerprint and hits[0].count == 2  # the signature's counts cover all its failures
+
+    # Job 1's log now shows another failure: job 2 becomes the OOM signature's representative.
+    with open(log_dir.parent / "other.log", "w") as other:
+        other.write("KeyError: 'lr'\n")
+    with open(log_dir.parent / "other.log", "rb") as stream:
+        ingest.receive_job(parse_job({"platform": "slurm", "external_id": "1", "status": "failed"}), stream)
+    ingest.analyse(first.job_id, index_now=True)
+    ingest.index_failures([second.pk])  # what the task queued on commit does
+    assert str(second.pk) in representatives()
