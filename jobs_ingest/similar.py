@@ -364,9 +364,16 @@ def search_probe(client: Elasticsearch, prefix: str, p: Probe, *, filters: dict 
         query["bool"]["must_not"] = must_not
     search = dict(query=query, size=top, collapse={"field": "signature_id"}, source=SOURCE_FIELDS,
                   track_total_hits=False, sort=[{"_score": "desc"}, {"ended_at": {"order": "desc", "missing": "_last"}}])
+    if by_representative:
+        search = _representative_search(p, query, top, strategy)
     result = _search(client, prefix, **search)
     if by_representative and not result["hits"]["hits"]:
-        query["bool"]["filter"] = query["bool"]["filter"][:-1]
+        query = {"bool": {**query["bool"], "filter": query["bool"]["filter"][:-1]}}
+        if strategy == "combined":
+            query["bool"]["must"] = [ranking_query(p, strategy)]
+        search = dict(query=query, size=top, collapse={"field": "signature_id"}, source=SOURCE_FIELDS,
+                      track_total_hits=False,
+                      sort=[{"_score": "desc"}, {"ended_at": {"order": "desc", "missing": "_last"}}])
         result = _search(client, prefix, **search)
     hits = [_hit(h, p.fingerprint) for h in result["hits"]["hits"]]
     if stats and hits:
@@ -375,6 +382,23 @@ def search_probe(client: Elasticsearch, prefix: str, p: Probe, *, filters: dict 
             h.count, h.gpu_hours = counts.get(h.signature_id, (0, 0.0))
             h.gpu_hours = round(h.gpu_hours, 3)
     return hits
+
+
+RESCORE_WINDOW = 50
+
+
+def _representative_search(p: Probe, query: dict, top: int, strategy: str) -> dict:
+    """One document per signature already: no collapse, and for the combined strategy the costly
+    shingle clause only rescores the best RESCORE_WINDOW hits of the cheaper clauses (the same sum
+    of scores for everything that can reach the top)."""
+    search = dict(query=query, size=top, source=SOURCE_FIELDS, track_total_hits=False)
+    if strategy == "combined" and p.masked_message:
+        relevance = query["bool"]["must"][0]["bool"]["must"][0]["bool"]["should"]
+        shingles = {"match": {"masked_message.shingles": {"query": p.masked_message}}}
+        query["bool"]["must"][0]["bool"]["must"][0]["bool"]["should"] = [c for c in relevance if c != shingles]
+        search["rescore"] = {"window_size": max(RESCORE_WINDOW, top), "query": {
+            "rescore_query": shingles, "query_weight": 1.0, "rescore_query_weight": 1.0}}
+    return search
 
 
 def similar_failures(client: Elasticsearch, prefix: str, text: str | bytes, *, filters: dict | None = None,
