@@ -65,6 +65,8 @@ def main() -> None:
     results = {
         "similar failures (a pasted log, top 10, with signature counts)":
             timed(lambda t: similar.similar_failures(client, args.es_prefix, t), [(t,) for t in pasted]),
+        "similar failures (as the pages ask: counts read from PostgreSQL, not aggregated)":
+            timed(lambda t: similar.similar_failures(client, args.es_prefix, t, stats=False), [(t,) for t in pasted]),
         "similar failures, filtered by team":
             timed(lambda t: similar.similar_failures(client, args.es_prefix, t, filters=team_filter),
                   [(t,) for t in pasted]),

@@ -9,6 +9,7 @@ from django.utils.safestring import mark_safe
 
 from jobs_ingest import similar
 from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
+from jobs_ingest.models import Signature
 from jobs_ingest.services import es_client
 from triage.models import SignatureTriage
 
@@ -24,7 +25,14 @@ def safe_fragment(fragment: str) -> str:
 
 
 def with_judgments(hits: list) -> list[dict]:
-    """Hits with what people recorded in PostgreSQL (the truth): fix, root cause, fixed-by link."""
+    """Hits with what PostgreSQL (the truth) holds: the signature's counts and GPU time, and what
+    people recorded: fix, root cause, fixed-by link."""
+    ids = [int(h.signature_id) for h in hits if str(h.signature_id).isdigit()]
+    for signature_id, count, gpu_seconds in Signature.objects.filter(pk__in=ids).values_list(
+            "pk", "failure_count", "gpu_seconds"):
+        for hit in hits:
+            if str(hit.signature_id) == str(signature_id):
+                hit.count, hit.gpu_hours = count, round(gpu_seconds / 3600, 3)
     triages = {str(t.signature_id): t for t in SignatureTriage.objects.select_related("fixed_by")
                .filter(signature_id__in=[int(h.signature_id) for h in hits if str(h.signature_id).isdigit()])}
     rows = []
@@ -41,7 +49,7 @@ def with_judgments(hits: list) -> list[dict]:
 def similar_panel(failure) -> dict:
     """Context for the "similar failures, and how they were fixed" panel of a failure page."""
     try:
-        hits = similar.similar_to_failure(es_client(), settings.ES_INDEX_PREFIX, failure.pk, top=8)
+        hits = similar.similar_to_failure(es_client(), settings.ES_INDEX_PREFIX, failure.pk, top=8, stats=False)
     except (similar.SearchUnavailable, similar.BadQuery) as exc:
         return {"similar_error": f"Similar failures are unavailable right now ({exc})."}
     return {"similar": with_judgments(hits)}
@@ -74,7 +82,7 @@ def search(request):
             client = es_client()
             if mode == "similar":
                 context["rows"] = with_judgments(similar.similar_failures(
-                    client, settings.ES_INDEX_PREFIX, text[:2 * 1024 * 1024], filters=filters, top=20))
+                    client, settings.ES_INDEX_PREFIX, text[:2 * 1024 * 1024], filters=filters, top=20, stats=False))
             else:
                 cursor = similar.decode_cursor(source.get("after"))
                 page = similar.search_logs(client, settings.ES_INDEX_PREFIX, text, filters=filters, size=25,
