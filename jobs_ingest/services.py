@@ -75,7 +75,6 @@ def receive_job(spec: JobSpec, log_stream: BinaryIO | None) -> Received:
     fields = {name: getattr(spec, name) for name in (
         "name", "submitter", "team", "status", "submitted_at", "started_at", "ended_at", "gpus", "exit_code",
         "signal", "command", "code_version", "image")}
-    fields["exit_code"] = spec.exit_code
     fields["extra"] = spec.extra
     fields["ingest_state"] = Job.Ingest.QUEUED
     fields["ingest_error"] = ""
@@ -134,11 +133,9 @@ def analyse(job_id: int, *, index_now: bool = False) -> Failure | None:
         failure, _ = Failure.objects.update_or_create(job=job, defaults={
             "signature": signature, "gpu_seconds": gpu_seconds, "indexed_at": None,
             **{k: facts[k] for k in FAILURE_FIELDS}})
-        _count_failure(signature, job, gpu_seconds, previous)
+        _update_signature(signature, failure, job, previous, analysis.category, analysis.confidence)
         failure_analysed.send(sender=Failure, failure=failure, signature=signature,
                               new_to_signature=previous is None or previous[0] != signature.pk)
-        signature.category, signature.confidence = analysis.category, analysis.confidence
-        Signature.objects.filter(pk=signature.pk).update(category=analysis.category, confidence=analysis.confidence)
         job.ingest_state, job.ingest_error = Job.Ingest.ANALYSED, ""
         job.save(update_fields=["ingest_state", "ingest_error", "updated_at"])
         if not index_now:
@@ -159,15 +156,19 @@ FAILURE_FIELDS = ("found", "failure_line", "failure_line_number", "exception_typ
                   "rule", "evidence", "tagger_version", "retry_advice")
 
 
-def _count_failure(signature: Signature, job: Job, gpu_seconds: float, previous: tuple | None) -> None:
-    """Update the signature's counters in place (O(1), whatever its size). A re-analysis of the same
-    job only adjusts its GPU time; a failure that moved to another signature recounts the old one."""
+def _update_signature(signature: Signature, failure: Failure, job: Job, previous: tuple | None,
+                      category: str, confidence: float) -> None:
+    """Update the signature in one statement: its automatic category (its latest failure's) and its
+    counters, in place (O(1), whatever its size). A re-analysis of the same job only adjusts its GPU
+    time; a failure that moved to another signature recounts the old one."""
     seen = job.ended_at or job.received_at
     moved = previous is not None and previous[0] != signature.pk
     new = previous is None or moved
+    signature.category, signature.confidence = category, confidence
     Signature.objects.filter(pk=signature.pk).update(
+        category=category, confidence=confidence,
         failure_count=F("failure_count") + (1 if new else 0),
-        gpu_seconds=F("gpu_seconds") + gpu_seconds - (0 if new else previous[1]),
+        gpu_seconds=F("gpu_seconds") + failure.gpu_seconds - (0 if new else previous[1]),
         first_seen=Least(Coalesce("first_seen", Value(seen)), Value(seen)),
         last_seen=Greatest(Coalesce("last_seen", Value(seen)), Value(seen)))
     if job.team:
@@ -178,9 +179,9 @@ def _count_failure(signature: Signature, job: Job, gpu_seconds: float, previous:
     if moved:
         old = Signature.objects.get(pk=previous[0])
         old.refresh_stats()
-        # If this failure was the old signature's representative, its next failure takes over.
+        # If this failure was the old signature's representative (its first), the next one takes over.
         first = old.failures.order_by("pk").values_list("pk", flat=True).first()
-        if first is not None:
+        if first is not None and first > failure.pk:
             transaction.on_commit(lambda: enqueue_indexing([first]))
 
 
