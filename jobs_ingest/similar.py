@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -353,8 +354,6 @@ def search_probe(client: Elasticsearch, prefix: str, p: Probe, *, filters: dict 
     # same ranking over far fewer documents. Indices built before that field existed have none
     # marked: then fall back to all failures.
     by_representative = not exclude_ids and not any((filters or {}).get(k) for k in JOB_LEVEL_FILTERS)
-    if by_representative:
-        query["bool"]["filter"] = [*query["bool"]["filter"], {"term": {"representative": True}}]
     must_not = []
     if exclude_ids:
         must_not.append({"ids": {"values": [str(i) for i in exclude_ids]}})
@@ -362,19 +361,13 @@ def search_probe(client: Elasticsearch, prefix: str, p: Probe, *, filters: dict 
         must_not.append({"terms": {"signature_id": [str(s) for s in exclude_signatures]}})
     if must_not:
         query["bool"]["must_not"] = must_not
-    search = dict(query=query, size=top, collapse={"field": "signature_id"}, source=SOURCE_FIELDS,
-                  track_total_hits=False, sort=[{"_score": "desc"}, {"ended_at": {"order": "desc", "missing": "_last"}}])
+    result = None
     if by_representative:
-        search = _representative_search(p, query, top, strategy)
-    result = _search(client, prefix, **search)
-    if by_representative and not result["hits"]["hits"]:
-        query = {"bool": {**query["bool"], "filter": query["bool"]["filter"][:-1]}}
-        if strategy == "combined":
-            query["bool"]["must"] = [ranking_query(p, strategy)]
-        search = dict(query=query, size=top, collapse={"field": "signature_id"}, source=SOURCE_FIELDS,
-                      track_total_hits=False,
-                      sort=[{"_score": "desc"}, {"ended_at": {"order": "desc", "missing": "_last"}}])
-        result = _search(client, prefix, **search)
+        result = _search(client, prefix, **_representative_search(p, query, top, strategy))
+    if result is None or not result["hits"]["hits"]:
+        result = _search(client, prefix, query=query, size=top, collapse={"field": "signature_id"},
+                         source=SOURCE_FIELDS, track_total_hits=False,
+                         sort=[{"_score": "desc"}, {"ended_at": {"order": "desc", "missing": "_last"}}])
     hits = [_hit(h, p.fingerprint) for h in result["hits"]["hits"]]
     if stats and hits:
         counts = _signature_stats(client, prefix, [h.signature_id for h in hits])
@@ -388,14 +381,17 @@ RESCORE_WINDOW = 50
 
 
 def _representative_search(p: Probe, query: dict, top: int, strategy: str) -> dict:
-    """One document per signature already: no collapse, and for the combined strategy the costly
-    shingle clause only rescores the best RESCORE_WINDOW hits of the cheaper clauses (the same sum
-    of scores for everything that can reach the top)."""
+    """The search over each signature's representative failure only: one document per signature
+    already, so no collapse; and for the combined strategy the costly shingle clause only rescores
+    the best RESCORE_WINDOW hits of the cheaper clauses (the same sum of scores for everything that
+    can reach the top). `query` is left as it is, for the fallback over all failures."""
+    query = copy.deepcopy(query)
+    query["bool"]["filter"] = [*query["bool"]["filter"], {"term": {"representative": True}}]
     search = dict(query=query, size=top, source=SOURCE_FIELDS, track_total_hits=False)
     if strategy == "combined" and p.masked_message:
         relevance = query["bool"]["must"][0]["bool"]["must"][0]["bool"]["should"]
         shingles = {"match": {"masked_message.shingles": {"query": p.masked_message}}}
-        query["bool"]["must"][0]["bool"]["must"][0]["bool"]["should"] = [c for c in relevance if c != shingles]
+        relevance.remove(shingles)
         search["rescore"] = {"window_size": max(RESCORE_WINDOW, top), "query": {
             "rescore_query": shingles, "query_weight": 1.0, "rescore_query_weight": 1.0}}
     return search

@@ -28,13 +28,12 @@ def with_judgments(hits: list) -> list[dict]:
     """Hits with what PostgreSQL (the truth) holds: the signature's counts and GPU time, and what
     people recorded: fix, root cause, fixed-by link."""
     ids = [int(h.signature_id) for h in hits if str(h.signature_id).isdigit()]
-    for signature_id, count, gpu_seconds in Signature.objects.filter(pk__in=ids).values_list(
-            "pk", "failure_count", "gpu_seconds"):
-        for hit in hits:
-            if str(hit.signature_id) == str(signature_id):
-                hit.count, hit.gpu_hours = count, round(gpu_seconds / 3600, 3)
+    totals = {str(pk): (count, round(gpu_seconds / 3600, 3)) for pk, count, gpu_seconds in
+              Signature.objects.filter(pk__in=ids).values_list("pk", "failure_count", "gpu_seconds")}
+    for hit in hits:
+        hit.count, hit.gpu_hours = totals.get(str(hit.signature_id), (hit.count, hit.gpu_hours))
     triages = {str(t.signature_id): t for t in SignatureTriage.objects.select_related("fixed_by")
-               .filter(signature_id__in=[int(h.signature_id) for h in hits if str(h.signature_id).isdigit()])}
+               .filter(signature_id__in=ids)}
     rows = []
     for hit in hits:
         triage = triages.get(str(hit.signature_id))
