@@ -22,33 +22,23 @@ from django.views.decorators.csrf import csrf_exempt
 
 from jobs_ingest import services, similar
 from jobs_ingest.models import IngestToken
+from jobs_ingest.views import authenticate_token, error
 
 log = logging.getLogger(__name__)
 
 
-def _error(status: int, message: str) -> JsonResponse:
-    return JsonResponse({"error": message}, status=status)
-
-
 def _authenticate(request) -> tuple[IngestToken | None, JsonResponse | None]:
     """(token or None, error response or None). A session user passes with token None."""
-    header = request.headers.get("Authorization", "")
-    if header:
-        scheme, _, key = header.partition(" ")
-        if scheme.lower() not in ("token", "bearer") or not key.strip():
-            return None, _error(401, "authentication required: send 'Authorization: Token <key>'")
-        token = IngestToken.authenticate(key.strip())
-        if token is None:
-            return None, _error(401, "invalid or revoked token")
-        return token, None
+    if request.headers.get("Authorization"):
+        return authenticate_token(request)
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         # A browser session: the CSRF check the view's csrf_exempt skipped for token clients.
         rejected = CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
         if rejected is not None:
-            return None, _error(403, "CSRF check failed: send the csrftoken cookie and X-CSRFToken header")
+            return None, error(403, "CSRF check failed: send the csrftoken cookie and X-CSRFToken header")
         return None, None
-    return None, _error(401, "authentication required: send 'Authorization: Token <key>' or log in")
+    return None, error(401, "authentication required: send 'Authorization: Token <key>' or log in")
 
 
 def _scoped(filters: dict, token: IngestToken | None) -> dict | None:
@@ -87,7 +77,7 @@ def hit_json(hit: similar.Hit, request=None) -> dict:
 @csrf_exempt
 def similar_api(request):
     if request.method != "POST":
-        response = _error(405, "use POST with a JSON body {\"text\": ...}")
+        response = error(405, "use POST with a JSON body {\"text\": ...}")
         response["Allow"] = "POST"
         return response
     token, rejected = _authenticate(request)
@@ -96,28 +86,28 @@ def similar_api(request):
     try:
         data = json.loads(request.body)
     except RequestDataTooBig:
-        return _error(413, "the request body is too large")
+        return error(413, "the request body is too large")
     except (ValueError, RecursionError) as exc:
-        return _error(400, f"the body is not valid JSON: {str(exc)[:200]}")
+        return error(400, f"the body is not valid JSON: {str(exc)[:200]}")
     if not isinstance(data, dict):
-        return _error(400, "the body must be a JSON object {\"text\": ...}")
+        return error(400, "the body must be a JSON object {\"text\": ...}")
     text, filters, top = data.get("text"), data.get("filters"), data.get("top", 10)
     filters = {} if filters is None else filters
     strategy = data.get("strategy", similar.DEFAULT_STRATEGY)
     if not isinstance(text, str):
-        return _error(400, "'text' is required and must be a string (an error message or a log)")
+        return error(400, "'text' is required and must be a string (an error message or a log)")
     if not isinstance(filters, dict):
-        return _error(400, "'filters' must be an object")
+        return error(400, "'filters' must be an object")
     if not isinstance(strategy, str):
-        return _error(400, "'strategy' must be a string")
+        return error(400, "'strategy' must be a string")
     scoped = _scoped(filters, token)
     try:
         similar.filter_clauses(filters)  # validate what was asked, even when the scope empties it
         hits = [] if scoped is None else similar.similar_failures(
             services.es_client(), settings.ES_INDEX_PREFIX, text, filters=scoped, top=top, strategy=strategy)
     except similar.BadQuery as exc:
-        return _error(400, str(exc))
+        return error(400, str(exc))
     except similar.SearchUnavailable as exc:
         log.warning("similar search unavailable: %s", exc)
-        return _error(503, "search is unavailable right now; try again later")
+        return error(503, "search is unavailable right now; try again later")
     return JsonResponse({"hits": [hit_json(h, request) for h in hits]})

@@ -23,16 +23,23 @@ def error(status: int, message: str, **extra) -> JsonResponse:
     return JsonResponse({"error": message, **extra}, status=status)
 
 
+def authenticate_token(request) -> tuple[IngestToken | None, JsonResponse | None]:
+    """The ingestion token of `Authorization: Token <key>` (or Bearer), or the 401 to answer."""
+    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() not in ("token", "bearer") or not key.strip():
+        return None, error(401, "authentication required: send 'Authorization: Token <key>'")
+    token = IngestToken.authenticate(key.strip())
+    if token is None:
+        return None, error(401, "invalid or revoked token")
+    return token, None
+
+
 def token_required(view):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
-        header = request.headers.get("Authorization", "")
-        scheme, _, key = header.partition(" ")
-        if scheme.lower() not in ("token", "bearer") or not key.strip():
-            return error(401, "authentication required: send 'Authorization: Token <key>'")
-        token = IngestToken.authenticate(key.strip())
-        if token is None:
-            return error(401, "invalid or revoked token")
+        token, rejected = authenticate_token(request)
+        if rejected is not None:
+            return rejected
         request.ingest_token = token
         return view(request, *args, **kwargs)
     return wrapper
