@@ -21,12 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.timing import percentile  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobtriage.settings")
-
-
-def percentile(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def main() -> None:

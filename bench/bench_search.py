@@ -23,16 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.timing import percentile  # noqa: E402
 from jobs_ingest import search_index, similar  # noqa: E402
 
 WORDS = ["CUDA out of memory", "No such file or directory", "state_dict", "KeyError", "NCCL", "nan loss",
          "ModuleNotFoundError", "Permission denied", "shape mismatch", "UnicodeDecodeError", "checkpoint",
          "DataLoader worker", "ChildFailedError", "index out of range", "NoneType"]
-
-
-def percentile(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def timed(fn, runs: list) -> list[float]:

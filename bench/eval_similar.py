@@ -37,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.timing import percentile  # noqa: E402
 from jobs_ingest import search_index, similar  # noqa: E402
 from jobs_ingest.core import analyse_log  # noqa: E402
 
@@ -116,11 +117,6 @@ def evaluate(client, prefix: str, records: list[dict], strategies: list[str]) ->
                 print(f"  {strategy}: {done}/{len(queries)}", file=sys.stderr)
         results[strategy] = stats
     return results
-
-
-def percentile(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else 0.0
 
 
 def report(results: dict, markdown: bool) -> str:
