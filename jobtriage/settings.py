@@ -54,8 +54,10 @@ TEMPLATES = [{
 }]
 WSGI_APPLICATION = "jobtriage.wsgi.application"
 
+# Health checks: a persistent connection broken by a PostgreSQL restart is replaced before use
+# instead of failing the next request or task.
 DATABASES = {"default": dj_database_url.parse(
-    os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60)}
+    os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60, conn_health_checks=True)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -90,9 +92,26 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # a killed worker's task is redelivered, not lost
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# A task taken by a worker that died without acknowledging it goes back to the queue after this
+# many seconds. It must exceed the longest task (a 2 GiB log); the fault tests set it short.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", 3600))}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# With the broker down, publishing gives up after about a second (the job is already stored and
+# requeue_pending queues it later) instead of holding the API request for the default ~20 s.
+CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("CELERY_BROKER_CONNECTION_TIMEOUT", 1.0))
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+# Rate limits of the ingestion API (POST /api/v1/jobs, GET /api/v1/jobs/<id>, POST /api/v1/similar
+# with a token), fixed windows counted in Redis; 0 = no limit. If Redis is unreachable requests are
+# allowed and a warning is logged.
+JOBTRIAGE_RATE_LIMIT_PER_TOKEN = int(os.environ.get("JOBTRIAGE_RATE_LIMIT_PER_TOKEN", 1200))
+JOBTRIAGE_RATE_LIMIT_ANONYMOUS = int(os.environ.get("JOBTRIAGE_RATE_LIMIT_ANONYMOUS", 60))
+JOBTRIAGE_RATE_LIMIT_WINDOW = int(os.environ.get("JOBTRIAGE_RATE_LIMIT_WINDOW", 60))
+JOBTRIAGE_RATE_LIMIT_REDIS_URL = os.environ.get("JOBTRIAGE_RATE_LIMIT_REDIS_URL", CELERY_BROKER_URL)
+JOBTRIAGE_RATE_LIMIT_KEY_PREFIX = os.environ.get("JOBTRIAGE_RATE_LIMIT_KEY_PREFIX", "jobtriage:ratelimit")
+# Reverse proxies in front of the app that append to X-Forwarded-For (0 = use REMOTE_ADDR).
+JOBTRIAGE_TRUSTED_PROXIES = int(os.environ.get("JOBTRIAGE_TRUSTED_PROXIES", 0))
 
 LOGGING = {
     "version": 1,
@@ -103,16 +122,25 @@ LOGGING = {
                 "triage": {"handlers": ["console"], "level": "INFO"}},
 }
 
+# Production (DJANGO_DEBUG=0): HTTPS only, secure cookies, HSTS; `manage.py check --deploy` is clean
+# with these defaults (tested in tests/integration/test_auth_required.py). Each can be relaxed by
+# environment for a deployment that needs it.
 if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", 3600))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
     STORAGES = {"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
                 "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}
 
+# Beat re-queues what a broker or Elasticsearch outage left behind (jobs stored but never analysed,
+# failures never indexed) that have waited longer than JOBTRIAGE_REQUEUE_AFTER seconds.
 CELERY_BEAT_SCHEDULE = {
-    "requeue-pending": {"task": "jobs_ingest.tasks.requeue_pending", "schedule": 300.0},
+    "requeue-pending": {"task": "jobs_ingest.tasks.requeue_pending",
+                        "schedule": float(os.environ.get("JOBTRIAGE_REQUEUE_EVERY", 300)),
+                        "kwargs": {"older_than_seconds": int(os.environ.get("JOBTRIAGE_REQUEUE_AFTER", 120))}},
 }
 
 # Weekly failure reports by email (issue #5). The SMTP server and sender come from the environment.

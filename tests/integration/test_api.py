@@ -214,3 +214,88 @@ def test_oversized_json_body_gets_413(client, api_token, settings):
     response = post_json(client, api_token, {**job(), "log_text": "x" * 5000})
     assert response.status_code == 413 and "multipart" in response.json()["error"]
     assert Job.objects.count() == 0
+
+
+@pytest.fixture
+def rate_limits(settings):
+    """Small limits and a key prefix of this test's own on the real Redis (counters of other runs
+    never interfere); the counters are deleted afterwards."""
+    import uuid
+
+    import redis
+    prefix = f"test-ratelimit-{uuid.uuid4().hex[:8]}"
+    settings.JOBTRIAGE_RATE_LIMIT_KEY_PREFIX = prefix
+    settings.JOBTRIAGE_RATE_LIMIT_PER_TOKEN = 3
+    settings.JOBTRIAGE_RATE_LIMIT_ANONYMOUS = 2
+    settings.JOBTRIAGE_RATE_LIMIT_WINDOW = 60
+    settings.JOBTRIAGE_RATE_LIMIT_REDIS_URL = settings.CELERY_BROKER_URL
+    server = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    yield server
+    for key in server.scan_iter(f"{prefix}:*"):
+        server.delete(key)
+
+
+@pytest.mark.django_db
+def test_each_token_has_its_own_rate_limit(client, rate_limits):
+    _, key_a = IngestToken.issue("a")
+    _, key_b = IngestToken.issue("b")
+    answers = [post_json(client, key_a, job(str(n))) for n in range(5)]
+
+    assert [r.status_code for r in answers] == [202, 202, 202, 429, 429]
+    refused = answers[3]
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert refused.json()["retry_after"] == int(refused["Retry-After"])
+    assert refused.json()["limit"] == 3 and "rate limit" in refused.json()["error"]
+    assert set(Job.objects.values_list("external_id", flat=True)) == {"0", "1", "2"}  # refused = not stored
+    assert post_json(client, key_b, job("b1")).status_code == 202  # another token is not affected
+    # The counter lives in Redis (shared by every web process) and expires with its window.
+    from django.conf import settings
+    counters = list(rate_limits.scan_iter(f"{settings.JOBTRIAGE_RATE_LIMIT_KEY_PREFIX}:*:token:*"))
+    assert len(counters) == 2
+    assert sorted(int(rate_limits.get(k)) for k in counters) == [1, 5]
+    assert all(0 < rate_limits.ttl(k) <= 60 for k in counters)
+
+
+@pytest.mark.django_db
+def test_failed_authentication_is_limited_per_client_address(client, rate_limits, api_token):
+    answers = [post_json(client, "wrong-token", job(), REMOTE_ADDR="10.0.0.7") for _ in range(4)]
+    assert [r.status_code for r in answers] == [401, 401, 429, 429]
+    assert int(answers[2]["Retry-After"]) >= 1 and "address" in answers[2].json()["error"]
+    assert post_json(client, "wrong-token", job(), REMOTE_ADDR="10.0.0.8").status_code == 401
+    # A valid token from the limited address still gets in: only failed attempts count there.
+    assert post_json(client, api_token, job(), REMOTE_ADDR="10.0.0.7").status_code == 202
+
+
+@pytest.mark.django_db
+def test_forwarded_address_is_used_only_behind_trusted_proxies(client, rate_limits, settings):
+    settings.JOBTRIAGE_TRUSTED_PROXIES = 1
+    spoofed = [post_json(client, "nope", job(), REMOTE_ADDR="10.0.0.1",
+                         HTTP_X_FORWARDED_FOR=f"1.2.3.{n}, 192.0.2.9") for n in range(3)]
+    # The proxy appended the real address (192.0.2.9); the forged left part changes nothing.
+    assert [r.status_code for r in spoofed] == [401, 401, 429]
+    assert post_json(client, "nope", job(), REMOTE_ADDR="10.0.0.1",
+                     HTTP_X_FORWARDED_FOR="192.0.2.10").status_code == 401
+
+
+@pytest.mark.django_db
+def test_rate_limiter_fails_open_when_redis_is_unreachable(client, rate_limits, settings, api_token, caplog):
+    import socket
+    with socket.socket() as probe:  # a port nothing listens on: a real connection refusal
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings.JOBTRIAGE_RATE_LIMIT_REDIS_URL = f"redis://127.0.0.1:{port}/0"
+    from jobs_ingest import ratelimit
+    ratelimit._last_outage_log = 0.0
+    with caplog.at_level("WARNING", logger="jobs_ingest.ratelimit"):
+        answers = [post_json(client, api_token, job(str(n))) for n in range(5)]
+
+    assert [r.status_code for r in answers] == [202] * 5
+    assert Job.objects.count() == 5
+    outage_logs = [r for r in caplog.records if "cannot reach Redis" in r.getMessage()]
+    assert len(outage_logs) == 1  # logged, but not once per request
+
+
+@pytest.mark.django_db
+def test_rate_limit_zero_means_unlimited(client, rate_limits, settings, api_token):
+    settings.JOBTRIAGE_RATE_LIMIT_PER_TOKEN = 0
+    assert {post_json(client, api_token, job(str(n))).status_code for n in range(6)} == {202}
