@@ -1,5 +1,11 @@
-"""Every page and API endpoint needs authentication: enumerate the URL patterns and try them anonymously."""
+"""Security: every page and API endpoint needs authentication (the URL patterns are enumerated and
+tried anonymously); `manage.py check --deploy` is clean with production settings; no secrets are committed."""
+import os
 import re
+import secrets
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -45,3 +51,71 @@ def test_anonymous_requests_are_refused(client, name, url):
             assert response.status_code in (302, 405), (name, url, response.status_code)
             if response.status_code == 302:
                 assert response["Location"].startswith("/accounts/login/"), (name, url)
+
+
+# ---------------------------------------------------------------- production settings and secrets
+REPO = Path(__file__).resolve().parents[2]
+
+
+def manage(*args, env_overrides):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")} | env_overrides
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_deploy_check_is_clean_with_production_settings():
+    production = {"DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+                  "DJANGO_ALLOWED_HOSTS": "jobtriage.example.org"}
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env_overrides=production)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout, result.stdout
+
+
+def test_development_defaults_need_no_setup_and_production_refuses_to_start_without_a_secret():
+    assert manage("check", env_overrides={}).returncode == 0  # zero-setup development defaults
+    missing = manage("check", env_overrides={"DJANGO_DEBUG": "0"})
+    assert missing.returncode != 0 and "DJANGO_SECRET_KEY must be set" in missing.stderr
+    development = manage("check", "--deploy", env_overrides={})
+    assert "security.W018" in development.stdout + development.stderr  # the check itself does flag DEBUG
+
+
+# High-confidence shapes of real credentials; generic "password = ..." is too noisy in logs and tests.
+SECRET_PATTERNS = {
+    "private key": re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED )?PRIVATE KEY-----"),
+    "AWS access key": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    "GitHub token": re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}"),
+    "Slack token": re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    "OpenAI-style key": re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9]{32,}"),
+    "Google API key": re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    "jobtriage ingestion token": re.compile(r"\bjt_[A-Za-z0-9_-]{43}\b"),
+    "Django startproject key": re.compile(r"django-insecure-[^\s'\"]{20,}"),
+}
+SECRET_FILE_NAMES = re.compile(r"(^|/)(\.env(\..+)?|id_rsa|id_ed25519|.*\.pem|.*\.key|.*\.p12|.*\.sqlite3)$")
+
+
+def tracked_files():
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    return [name for name in listed.decode().split("\0") if name]
+
+
+def test_no_secrets_are_committed():
+    files = tracked_files()
+    assert len(files) > 100  # really looked at the repository
+    found = [name for name in files if SECRET_FILE_NAMES.search(name)]
+    for name in files:
+        path = REPO / name
+        if not path.is_file() or path.stat().st_size > 20_000_000:
+            continue
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        found += [f"{name}: {what}" for what, pattern in SECRET_PATTERNS.items() if pattern.search(text)]
+    assert found == []
+
+
+def test_secret_patterns_catch_real_shapes():
+    """The scan above would see a committed credential (fabricated examples of each shape)."""
+    samples = {"private key": "-----BEGIN OPENSSH " + "PRIVATE KEY-----", "AWS access key": "AKIA" + "ABCDEFGHIJKLMNOP",
+               "jobtriage ingestion token": "jt_" + "a" * 43, "Django startproject key": "django-insecure-" + "x" * 40}
+    for what, sample in samples.items():
+        assert SECRET_PATTERNS[what].search(f"KEY = '{sample}'"), what
+    assert SECRET_FILE_NAMES.search("deploy/.env") and SECRET_FILE_NAMES.search("certs/server.key")
+    assert not SECRET_FILE_NAMES.search("docs/environment.md")
