@@ -1,0 +1,356 @@
+"""Slurm `sacct` records -> job metadata (pure; no Django).
+
+Two inputs, one result:
+- `sacct --json` (Slurm 21.08+). The schema changed across versions: 21.08/22.05 (data_parser
+  v0.0.37/38) give plain numbers and `state.current` as a string; 23.02+ (v0.0.39+) wrap numbers as
+  `{"set", "infinite", "number"}` and give state/exit status as lists. Both are read.
+- `sacct --parsable2` (`-P`): `|`-separated with a header line, any column order, e.g.
+  `sacct -a -X -D -P --format=JobID,JobIDRaw,JobName,User,Account,Partition,State,ExitCode,Submit,Start,End,AllocTRES,ReqTRES,Restarts,NodeList`.
+
+One record per job allocation (`-X`); step rows (`123.batch`, `123.0`) are ignored. With
+`--duplicates` (`-D`) sacct prints every requeued incarnation of a job: they become its attempts.
+Array tasks (`123_4`) are jobs of their own. Pending and running jobs are skipped (not finished).
+Times in `--parsable2` are the cluster's local time: run sacct with `TZ=UTC`.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from . import Adapted, Rejected, Skipped
+
+PLATFORM = "slurm"
+
+# sacct state -> jobtriage status. Anything not listed (PENDING, RUNNING, SUSPENDED, REQUEUED as a
+# last state, RESIZING, REVOKED...) is a job that has not finished here: skipped.
+STATUSES = {
+    "COMPLETED": "completed",
+    "FAILED": "failed",
+    "OUT_OF_MEMORY": "out_of_memory",
+    "TIMEOUT": "timeout",
+    "DEADLINE": "timeout",
+    "NODE_FAIL": "node_fail",
+    "BOOT_FAIL": "node_fail",
+    "CANCELLED": "cancelled",
+    "PREEMPTED": "preempted",
+}
+# States an earlier incarnation of a requeued job ends in (only meaningful as an attempt status).
+ATTEMPT_STATUSES = {**STATUSES, "REQUEUED": "requeued"}
+LOG_SUFFIXES = (".out", ".log", ".err")   # the order logs are joined in: stderr last, nearest the end
+_LOG_NAME = re.compile(r"^(?:.*?[-_.])?(?P<id>\d+(?:_\d+)?)\.(?:out|err|log)$")
+_GPU_TRES = re.compile(r"^gres/gpu(?::(?P<type>[^=]+))?$")
+_UNKNOWN_TIMES = {"", "unknown", "none", "n/a", "0"}
+
+
+class SlurmRecordError(ValueError):
+    pass
+
+
+# ---------------------------------------------------------------- small field parsers
+
+def parse_state(text: str) -> tuple[str, str]:
+    """'CANCELLED by 1234' -> ('CANCELLED', '1234'); 'FAILED' -> ('FAILED', '')."""
+    parts = (text or "").strip().split()
+    if not parts:
+        raise SlurmRecordError("State is empty")
+    state = parts[0].upper().rstrip("+")
+    by = parts[2] if len(parts) >= 3 and parts[1].lower() == "by" else ""
+    return state, by
+
+
+def parse_exit_code(text: str) -> tuple[int | None, str]:
+    """sacct ExitCode 'return:signal' -> (return code, signal number as text or '').
+    '0:9' is a process killed by signal 9 (often the OOM killer); '1:0' a plain exit 1."""
+    text = (text or "").strip()
+    if not text:
+        return None, ""
+    match = re.fullmatch(r"(\d+)(?::(\d+))?", text)
+    if not match:
+        raise SlurmRecordError(f"ExitCode '{text}' is not 'return:signal'")
+    code, signal = int(match.group(1)), int(match.group(2) or 0)
+    # Above 64 is not a signal but a Slurm marker (0:125 on OUT_OF_MEMORY, 0:53 on some cancels).
+    return code, str(signal) if 0 < signal <= 64 else ""
+
+
+def gpus_from_tres(text: str) -> int | None:
+    """GPUs in a TRES string ('cpu=8,gres/gpu=4,mem=64G' or 'gres/gpu:a100=8'); None if it has no GPU.
+    The untyped `gres/gpu` is the total when present; otherwise the typed counts are summed."""
+    total, typed = None, 0
+    for item in (text or "").split(","):
+        name, _, count = item.strip().partition("=")
+        match = _GPU_TRES.match(name.strip())
+        if not match:
+            continue
+        try:
+            number = int(count)
+        except ValueError:
+            raise SlurmRecordError(f"TRES '{item}' has no GPU count") from None
+        if match.group("type"):
+            typed += number
+        else:
+            total = number
+    return total if total is not None else (typed or None)
+
+
+def gpus_from_tres_list(items) -> int | None:
+    """GPUs in sacct --json `tres.allocated` / `tres.requested` ([{type, name, count}, ...])."""
+    if not isinstance(items, list):
+        return None
+    as_text = ",".join(f"{i.get('type')}/{i.get('name')}={_number(i.get('count'))}" for i in items
+                       if isinstance(i, dict) and i.get("type") == "gres" and i.get("name"))
+    return gpus_from_tres(as_text)
+
+
+def parse_sacct_time(text: str) -> str | None:
+    """sacct time text ('2026-11-16T08:00:00', 'Unknown', 'None') -> ISO text or None."""
+    text = (text or "").strip()
+    if text.lower() in _UNKNOWN_TIMES:
+        return None
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise SlurmRecordError(f"time '{text}' is not YYYY-MM-DDTHH:MM:SS") from None
+    return text
+
+
+def _number(value):
+    """A data_parser number: plain (21.08/22.05) or {"set", "infinite", "number"} (23.02+)."""
+    if isinstance(value, dict):
+        if not value.get("set", True) or value.get("infinite"):
+            return None
+        return value.get("number")
+    return value
+
+
+def _epoch(value) -> str | None:
+    number = _number(value)
+    if number in (None, 0, "") or isinstance(number, bool):
+        return None
+    if not isinstance(number, (int, float)):
+        raise SlurmRecordError(f"time {value!r} is not a Unix timestamp")
+    return datetime.fromtimestamp(number, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _first(value) -> str:
+    """23.02+ gives state/status as a list of flags; 21.08 as one string."""
+    if isinstance(value, list):
+        return str(value[0]) if value else ""
+    return str(value or "")
+
+
+# ---------------------------------------------------------------- one incarnation of a job
+
+class _Run:
+    """One sacct record (one incarnation of a job), normalised from either format."""
+
+    def __init__(self, *, job_id: str, raw_id: str, name="", user="", account="", partition="", state="",
+                 cancelled_by="", exit_code=None, signal="", submit=None, start=None, end=None, gpus=None,
+                 restarts=0, nodes="", command="", workdir="", where=""):
+        self.job_id, self.raw_id, self.name, self.user, self.account = job_id, raw_id, name, user, account
+        self.partition, self.state, self.cancelled_by = partition, state, cancelled_by
+        self.exit_code, self.signal, self.submit, self.start, self.end = exit_code, signal, submit, start, end
+        self.gpus, self.restarts, self.nodes, self.command, self.workdir = gpus, restarts, nodes, command, workdir
+        self.where = where
+
+
+def _is_step(job_id: str) -> bool:
+    return "." in job_id
+
+
+def runs_from_parsable2(lines: Iterable[str]) -> Iterator[_Run | Rejected]:
+    """Records of `sacct --parsable2` text (first line = header)."""
+    header: list[str] | None = None
+    for number, line in enumerate(lines, 1):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        if header is None:
+            header = [c.strip() for c in cells]
+            missing = {"JobID", "State"} - set(header)
+            if missing:
+                yield Rejected(f"sacct line {number}", "the header line must name the columns (sacct --parsable2 "
+                                                      f"prints one); missing {', '.join(sorted(missing))}")
+                return
+            continue
+        where = f"sacct line {number}"
+        if len(cells) != len(header):
+            yield Rejected(where, f"has {len(cells)} fields, the header has {len(header)}")
+            continue
+        row = dict(zip(header, cells))
+        job_id = row["JobID"].strip()
+        if not job_id:
+            yield Rejected(where, "JobID is empty")
+            continue
+        if _is_step(job_id):
+            continue
+        try:
+            state, by = parse_state(row["State"])
+            exit_code, signal = parse_exit_code(row.get("ExitCode", ""))
+            gpus = gpus_from_tres(row.get("AllocTRES", ""))
+            if gpus is None:
+                gpus = gpus_from_tres(row.get("ReqTRES", "")) or gpus_from_tres(row.get("AllocGRES", ""))
+            restarts = row.get("Restarts", "").strip()
+            yield _Run(job_id=job_id, raw_id=row.get("JobIDRaw", "").strip() or job_id,
+                       name=row.get("JobName", "").strip(), user=row.get("User", "").strip(),
+                       account=row.get("Account", "").strip(), partition=row.get("Partition", "").strip(),
+                       state=state, cancelled_by=by, exit_code=exit_code, signal=signal,
+                       submit=parse_sacct_time(row.get("Submit", "")), start=parse_sacct_time(row.get("Start", "")),
+                       end=parse_sacct_time(row.get("End", "")), gpus=gpus,
+                       restarts=int(restarts) if restarts.isdigit() else 0, nodes=row.get("NodeList", "").strip(),
+                       workdir=row.get("WorkDir", "").strip(), where=f"{where} (job {job_id})")
+        except SlurmRecordError as exc:
+            yield Rejected(f"{where} (job {job_id})", str(exc))
+
+
+def runs_from_json(document) -> Iterator[_Run | Rejected]:
+    """Records of a decoded `sacct --json` document ({"jobs": [...]})."""
+    jobs = document.get("jobs") if isinstance(document, dict) else None
+    if not isinstance(jobs, list):
+        yield Rejected("sacct --json", "has no 'jobs' list: is this `sacct --json` output?")
+        return
+    for index, job in enumerate(jobs):
+        where = f"jobs[{index}]"
+        try:
+            if not isinstance(job, dict):
+                raise SlurmRecordError("is not an object")
+            yield _run_from_json(job, where)
+        except (SlurmRecordError, TypeError, ValueError, AttributeError) as exc:
+            yield Rejected(where, str(exc) or type(exc).__name__)
+
+
+def _run_from_json(job: dict, where: str) -> _Run:
+    raw_id = _number(job.get("job_id"))
+    if raw_id in (None, ""):
+        raise SlurmRecordError("has no job_id")
+    raw_id = str(raw_id)
+    array = job.get("array") or {}
+    array_job, task = _number(array.get("job_id")), _number(array.get("task_id"))
+    job_id = f"{array_job}_{task}" if array_job and task is not None else raw_id
+    where = f"{where} (job {job_id})"
+    state_field = job.get("state") or {}
+    state_text = _first(state_field.get("current") if isinstance(state_field, dict) else state_field)
+    state, _ = parse_state(state_text)
+    exit_info = job.get("exit_code") or {}
+    exit_code, signal = None, ""
+    if isinstance(exit_info, dict):
+        exit_code = _number(exit_info.get("return_code"))
+        sig = exit_info.get("signal") or {}
+        if isinstance(sig, dict):
+            number = _number(sig.get("id", sig.get("signal_id")))
+            signal = str(number) if number and 0 < int(number) <= 64 else ""
+    elif exit_info not in (None, ""):
+        exit_code, signal = parse_exit_code(str(exit_info))
+    times = job.get("time") or {}
+    tres = job.get("tres") or {}
+    gpus = gpus_from_tres_list(tres.get("allocated"))
+    if gpus is None:
+        gpus = gpus_from_tres_list(tres.get("requested"))
+    association = job.get("association") or {}
+    restarts = _number(job.get("restart_cnt")) or 0
+    return _Run(job_id=job_id, raw_id=raw_id, name=str(job.get("name") or ""),
+                user=str(job.get("user") or association.get("user") or ""),
+                account=str(job.get("account") or association.get("account") or ""),
+                partition=str(job.get("partition") or ""), state=state,
+                cancelled_by=str(job.get("kill_request_user") or "") if state == "CANCELLED" else "",
+                exit_code=int(exit_code) if exit_code is not None else None, signal=signal,
+                submit=_epoch(times.get("submission")), start=_epoch(times.get("start")),
+                end=_epoch(times.get("end")), gpus=gpus, restarts=int(restarts),
+                nodes=str(job.get("nodes") or ""), command=str(job.get("submit_line") or ""),
+                workdir=str(job.get("working_directory") or ""), where=where)
+
+
+# ---------------------------------------------------------------- runs -> jobs
+
+def jobs_from_runs(runs: Iterable[_Run | Rejected], logs: "LogIndex | None" = None) -> Iterator[Adapted | Rejected | Skipped]:
+    """Group incarnations by job id (sacct -D prints one per requeue) and build each job."""
+    grouped: "OrderedDict[str, list[_Run]]" = OrderedDict()
+    for run in runs:
+        if isinstance(run, Rejected):
+            yield run
+        else:
+            grouped.setdefault(run.job_id, []).append(run)
+    for job_id, incarnations in grouped.items():
+        try:
+            yield _job(job_id, incarnations, logs)
+        except SlurmRecordError as exc:
+            yield Rejected(incarnations[-1].where, str(exc))
+
+
+def _job(job_id: str, runs: list[_Run], logs: "LogIndex | None") -> Adapted | Skipped:
+    runs = sorted(runs, key=lambda r: (r.start or r.submit or "", r.end or ""))
+    last = runs[-1]
+    status = STATUSES.get(last.state)
+    if status is None:
+        return Skipped(last.where, f"state {last.state} is not a finished job")
+    attempts = []
+    for run in runs:
+        if run.start is None and run is not last:
+            continue  # an incarnation that never ran cost nothing
+        attempts.append({"started_at": run.start, "ended_at": run.end, "gpus": run.gpus or 0,
+                         "exit_code": run.exit_code,
+                         "status": ATTEMPT_STATUSES.get(run.state, run.state.lower())})
+    metadata = {
+        "platform": PLATFORM, "external_id": job_id, "status": status, "name": last.name,
+        "submitter": last.user, "team": last.account, "submitted_at": runs[0].submit,
+        "started_at": next((r.start for r in runs if r.start), None), "ended_at": last.end,
+        "gpus": max((r.gpus or 0 for r in runs), default=0), "exit_code": last.exit_code,
+        "signal": last.signal or None, "command": last.command or None, "attempts": attempts,
+        "slurm_state": last.state, "slurm_job_id_raw": last.raw_id,
+    }
+    if last.partition:
+        metadata["partition"] = last.partition
+    if last.nodes and last.nodes not in ("None assigned", "(null)"):
+        metadata["nodes"] = last.nodes
+    if last.cancelled_by:
+        metadata["cancelled_by"] = last.cancelled_by
+    # Requeues sacct reports but did not print as their own records (no -D): counted, times unknown.
+    unseen = max(last.restarts - (len(runs) - 1), 0)
+    if unseen:
+        metadata["requeues_without_times"] = unseen
+    if last.workdir:
+        metadata["workdir"] = last.workdir
+    metadata = {k: v for k, v in metadata.items() if v not in (None, "")}
+    found = logs.find(job_id, last.raw_id) if logs is not None else ()
+    return Adapted(last.where, metadata, found)
+
+
+class LogIndex:
+    """Slurm log files in a folder, by the job id in their name: `slurm-%j.out`, `slurm-%A_%a.out`,
+    `%x-%j.err`, `%j.log`... (%j is the raw id: for array task 123_4 it is another number)."""
+
+    def __init__(self, folder: Path, files: Iterable[Path] | None = None):
+        self.folder = folder
+        self._by_id: dict[str, list[Path]] = {}
+        for path in files if files is not None else folder.rglob("*"):
+            match = _LOG_NAME.match(path.name)
+            if match and path.is_file():
+                self._by_id.setdefault(match.group("id"), []).append(path)
+
+    def find(self, job_id: str, raw_id: str = "") -> tuple[Path, ...]:
+        paths = {*self._by_id.get(job_id, ()), *(self._by_id.get(raw_id, ()) if raw_id else ())}
+        return tuple(sorted(paths, key=lambda p: (LOG_SUFFIXES.index(p.suffix), p.name)))
+
+
+def read_sacct(text_or_lines, fmt: str, logs: LogIndex | None = None) -> Iterator[Adapted | Rejected | Skipped]:
+    """Jobs from sacct output. `fmt` is 'json' or 'parsable2'; 'auto' looks at the first character."""
+    if fmt == "auto":
+        text = text_or_lines if isinstance(text_or_lines, str) else "".join(text_or_lines)
+        fmt, text_or_lines = ("json" if text.lstrip().startswith("{") else "parsable2"), text
+    if fmt == "json":
+        text = text_or_lines if isinstance(text_or_lines, str) else "".join(text_or_lines)
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            yield Rejected("sacct --json", f"invalid JSON: {str(exc)[:200]}")
+            return
+        yield from jobs_from_runs(runs_from_json(document), logs)
+    elif fmt == "parsable2":
+        lines = text_or_lines.splitlines() if isinstance(text_or_lines, str) else text_or_lines
+        yield from jobs_from_runs(runs_from_parsable2(lines), logs)
+    else:
+        raise ValueError(f"unknown sacct format {fmt!r}: use json or parsable2")

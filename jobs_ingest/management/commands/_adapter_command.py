@@ -1,0 +1,97 @@
+"""What ingest_slurm, ingest_k8s and ingest_philly share: store the jobs an adapter produced, with
+a progress bar, bad records named and skipped, `--wait`, and a one-line summary (the style of
+ingest_dir). The leading underscore keeps Django from listing this module as a command."""
+import time
+from typing import Iterable
+
+from django.core.management.base import BaseCommand, CommandError
+
+from jobs_ingest import services
+from jobs_ingest.adapters import Adapted, LogBundle, Rejected, Skipped
+from jobs_ingest.jobspec import JobSpecError, parse_job
+from jobs_ingest.models import Failure, Job
+from jobs_ingest.progress import Progress
+
+
+class AdapterCommand(BaseCommand):
+    name = "ingest"   # set by each command: prefixes its messages
+
+    def add_wait_arguments(self, parser):
+        parser.add_argument("--wait", action="store_true", help="wait until the worker analysed and indexed them")
+        parser.add_argument("--timeout", type=float, default=600, help="seconds to wait with --wait")
+
+    def progress_stream(self):
+        return getattr(self.stderr, "_out", self.stderr)  # the raw stream: the bar writes its own line ends
+
+    def store(self, items: Iterable, total: int | None, *, wait: bool, timeout: float, verbosity: int = 1,
+              stop_error: type[Exception] | None = None) -> None:
+        started = time.monotonic()
+        job_ids, created, errors, skipped, fatal = [], 0, [], 0, None
+        with Progress(total, f"{self.name}: receiving", self.progress_stream()) as bar:
+            try:
+                for item in items:
+                    if isinstance(item, Rejected):
+                        errors.append(f"{item.where}: {item.reason}")
+                    elif isinstance(item, Skipped):
+                        skipped += 1
+                        if verbosity > 1:
+                            self.stderr.write(f"{self.name}: skipped {item.where}: {item.reason}")
+                    elif isinstance(item, Adapted):
+                        try:
+                            received = self._receive(item)
+                            job_ids.append(received.job.pk)
+                            created += received.created
+                        except (JobSpecError, ValueError, OSError) as exc:
+                            errors.append(f"{item.where}: {exc}")
+                    bar.advance()
+            except Exception as exc:
+                if stop_error is None or not isinstance(exc, stop_error):
+                    raise
+                fatal = exc  # the input cannot be read further; what was stored stays stored
+        for message in errors:
+            self.stderr.write(f"{self.name}: rejected {message}")
+        if fatal is not None:
+            self.stderr.write(f"{self.name}: stopped reading: {fatal}")
+        analysed = self.wait_for(job_ids, timeout) if wait and job_ids else None
+        summary = (f"{self.name}: {len(job_ids)} jobs received ({created} new, {len(job_ids) - created} updated), "
+                   f"{len(errors)} rejected, {skipped} skipped (not finished)")
+        if analysed is not None:
+            summary += f"; {analysed} analysed and indexed"
+        self.stdout.write(f"{summary} in {time.monotonic() - started:.1f} s")
+        if errors or fatal is not None or (analysed is not None and analysed < len(job_ids)):
+            raise CommandError("some records were rejected or not processed; see the messages above")
+
+    def _receive(self, item: Adapted) -> services.Received:
+        spec = parse_job(item.metadata)
+        if not item.logs:
+            return services.receive_job(spec, None)
+        with LogBundle(item.logs) as stream:
+            return services.receive_job(spec, stream)
+
+    def wait_for(self, job_ids: list[int], timeout: float) -> int:
+        """How many of the jobs were analysed and indexed before the timeout."""
+        deadline = time.monotonic() + timeout
+        with Progress(len(job_ids), f"{self.name}: analysing", self.progress_stream()) as bar:
+            while True:
+                pending = Job.objects.filter(pk__in=job_ids, ingest_state=Job.Ingest.QUEUED).count()
+                unindexed = Failure.objects.filter(job_id__in=job_ids, indexed_at__isnull=True).count()
+                errored = Job.objects.filter(pk__in=job_ids, ingest_state=Job.Ingest.ERROR).count()
+                done = len(job_ids) - pending - unindexed - errored
+                bar.set(done)
+                if pending + unindexed == 0 or time.monotonic() > deadline:
+                    if pending + unindexed:
+                        self.stderr.write(f"{self.name}: timed out: {pending} jobs not analysed, {unindexed} not "
+                                          "indexed (is the Celery worker running?)")
+                    return done
+                time.sleep(0.25)
+
+
+def open_input(path: str):
+    """A binary stream for a path, or standard input for '-' (so `sacct ... | manage.py ...` works)."""
+    import sys
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror}") from None

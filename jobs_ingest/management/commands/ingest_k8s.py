@@ -1,0 +1,41 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+from jobs_ingest.adapters import Rejected, k8s
+
+from ._adapter_command import AdapterCommand, open_input
+
+
+class Command(AdapterCommand):
+    name = "ingest_k8s"
+    help = ("Ingest Kubernetes Jobs, Pods and Kubeflow PyTorchJobs from `kubectl get jobs,pods,pytorchjobs -o json` "
+            "output (one or more FILEs, - for standard input) with container logs from --logs DIR "
+            "(<pod>.log, <pod>_<container>.log, and .previous.log for restarts). See docs/platforms/kubernetes.md.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--objects", required=True, nargs="+", metavar="FILE",
+                            help="kubectl -o json output: a List or one object per file; - reads standard input")
+        parser.add_argument("--logs", metavar="DIR", help="folder of `kubectl logs` files (searched recursively)")
+        self.add_wait_arguments(parser)
+
+    def handle(self, objects, logs, wait, timeout, verbosity=1, **options):
+        logs_index = None
+        if logs:
+            folder = Path(logs)
+            if not folder.is_dir():
+                raise CommandError(f"{folder} is not a folder")
+            logs_index = k8s.PodLogIndex(folder)
+        documents, unreadable = [], []
+        for path in objects:
+            stream = open_input(path)
+            try:
+                documents.append(json.loads(stream.read().decode("utf-8", errors="replace")))
+            except (ValueError, RecursionError) as exc:
+                unreadable.append(Rejected(path, f"invalid JSON: {str(exc)[:200]}"))
+            finally:
+                if path != "-":
+                    stream.close()
+        items = unreadable + list(k8s.read_objects(documents, logs_index))
+        self.store(items, len(items), wait=wait, timeout=timeout, verbosity=verbosity)
