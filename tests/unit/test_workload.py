@@ -157,3 +157,16 @@ def test_log_chunks_stream_a_log_of_the_stated_size():
     assert analyse_text(text, exit_code=job["exit_code"]).fingerprint == job["failure"]["fingerprint"]
     sizes = [j["log_bytes"] for j in islice(workload.jobs(), 200)]
     assert min(sizes) >= 2048 and max(sizes) > 100_000
+
+
+def test_log_chunks_of_any_size_with_the_failure_before_the_end():
+    workload = Workload(200, seed=2)
+    job = next(j for j in workload.jobs() if j["failure"])
+    failure = workload.failure_text(job)
+    text = "".join(workload.log_chunks(job, size_bytes=300_000, failure_before_end=80_000))
+    assert abs(len(text.encode()) - 300_000) < 1_000  # any size, not capped by job["log_bytes"]
+    after = text[text.index(failure) + len(failure):]
+    assert abs(len(after.encode()) - 80_000) < 1_000
+    assert all(line.startswith("[rank1]: ") and "loss" in line for line in after.strip("\n").splitlines())
+    # The other ranks' trainer output after it does not hide the failure.
+    assert analyse_text(text, exit_code=job["exit_code"]).fingerprint == job["failure"]["fingerprint"]
