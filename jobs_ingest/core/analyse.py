@@ -6,6 +6,9 @@ always is.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 import os
 import re
 from typing import BinaryIO
@@ -13,7 +16,7 @@ from typing import BinaryIO
 from . import normalise, parser, tagger
 from .analysis import Analysis
 from .logread import LogSource, split_lines
-from .taxonomy import CATEGORIES
+from .taxonomy import CATEGORIES, STAGES
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024   # walk back at most this far looking for a failure
 class _FailureHint:
@@ -86,6 +89,11 @@ _STAGE_BY_LOG = [
     ("initialization", re.compile(r"\b(?:Loading (?:model|checkpoint|weights|config)|Initializ|Building model"
                                   r"|Using device|world_size|Setting up|Downloading model)", re.I)),
 ]
+# What the hook prints when it stops a job (jobtriage_client, docs/hook.md): one line of JSON, kept
+# under logread.MAX_LINE_CHARS by the client so the reader never cuts it.
+_CAPTURE_PREFIX = "[jobtriage] capture="
+_HOOK_STAGES = set(STAGES) - {"unknown"}
+MAX_CAPTURE_CHARS = 32_000  # stored per failure
 _TAIL_GUESS_LINES = 3
 # Categories that can only happen before training starts, when nothing else tells the stage.
 _INITIALIZATION_CATEGORIES = {"syntax_error"}
@@ -136,7 +144,7 @@ def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset
     if terminal is not None and killed and _nonblank_after(lines, terminal.line_index) > _FAR_FROM_END:
         terminal = None  # the job went on after that error; the kill ended it
     if terminal is None:
-        return _without_failure(lines, line_offset, exit_code, signal, killed)
+        return _with_capture(_without_failure(lines, line_offset, exit_code, signal, killed), lines)
 
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
     tag = tagger.tag(terminal.exception_type, terminal.message, context)
@@ -160,7 +168,7 @@ def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset
     if terminal.kind == "argparse" and not _hook_stage(lines, terminal.start_index):
         stage = "initialization"  # arguments are parsed at start-up
     message = terminal.message[:MAX_MESSAGE_CHARS]
-    return Analysis(
+    return _with_capture(Analysis(
         found=True,
         failure_line=lines[terminal.line_index],
         failure_line_number=line_offset + terminal.line_index + 1,
@@ -181,7 +189,7 @@ def _analyse_lines(lines: list[str], failures: list[parser.Failure], line_offset
         masked_message=normalise.masked_message(terminal.exception_type, message),
         fingerprint=normalise.fingerprint(terminal.exception_type, message, _fingerprint_location(user)),
         normaliser_version=normalise.NORMALISER_VERSION,
-    )
+    ), lines)
 
 
 def _without_failure(lines, line_offset, exit_code, signal, killed) -> Analysis:
@@ -289,3 +297,79 @@ def _traceback_text(lines: list[str], failure: parser.Failure) -> str:
     if len(block) > MAX_TRACEBACK_LINES:
         block = block[:20] + [f"... {len(block) - MAX_TRACEBACK_LINES} lines omitted ..."] + block[-(MAX_TRACEBACK_LINES - 20):]
     return "\n".join(block)
+
+
+def _with_capture(analysis: Analysis, lines: list[str]) -> Analysis:
+    """Attach the hook's last capture line, if any. A NaN/Inf guard that stopped the job is certain
+    evidence, so it decides the category (loss_nan) and, with the hook's own stage, the stage."""
+    line, capture = find_capture(lines)
+    if not capture:
+        return analysis
+    changes: dict = {"capture": capture}
+    if capture.get("stage") in _HOOK_STAGES:
+        changes["stage"] = capture["stage"]
+    if capture.get("guard") == "nan":
+        category = CATEGORIES["loss_nan"]
+        changes.update(category="loss_nan", dimension=category.dimension, confidence=0.99,
+                       rule="loss_nan.hook_nan_guard", evidence=line.strip(), retry_advice=category.retry_advice)
+    return dataclasses.replace(analysis, **changes)
+
+
+def find_capture(lines: list[str]) -> tuple[str, dict]:
+    """The newest "[jobtriage] capture={json}" line and its cleaned content; ("", {}) when there is
+    none or it is not valid JSON (a log is untrusted input: never raises)."""
+    for line in reversed(lines):
+        at = line.find(_CAPTURE_PREFIX)
+        if at < 0:
+            continue
+        try:
+            raw = json.loads(line[at + len(_CAPTURE_PREFIX):])
+        except (ValueError, RecursionError):
+            continue
+        capture = clean_capture(raw)
+        if capture:
+            return line, capture
+    return "", {}
+
+
+def _text(value, limit: int) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _number(value) -> int | float | None:
+    # json.loads accepts NaN and Infinity, which PostgreSQL's jsonb refuses.
+    ok = isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and math.isfinite(value)
+    return value if ok else None
+
+
+def clean_capture(raw) -> dict:
+    """Only the known fields, with their types checked and every string and list bounded, so that
+    what a job printed can neither grow a row without limit nor smuggle in other structure."""
+    if not isinstance(raw, dict):
+        return {}
+    capture = {key: _text(raw.get(key), limit) for key, limit in
+               (("guard", 32), ("framework", 32), ("reason", 300), ("replay", 2000)) if _text(raw.get(key), limit)}
+    for key in ("step", "epoch"):
+        if _number(raw.get(key)) is not None:
+            capture[key] = raw[key]
+    if _text(raw.get("stage"), 40) in _HOOK_STAGES:
+        capture["stage"] = raw["stage"]
+    stages = raw.get("stages") if isinstance(raw.get("stages"), list) else []
+    capture["stages"] = [{"stage": _text(s.get("stage"), 40), "at": _text(s.get("at"), 40),
+                          "seconds": _number(s.get("seconds"))}
+                         for s in stages if isinstance(s, dict) and _text(s.get("stage"), 40)][-50:]
+    inputs = raw.get("inputs") if isinstance(raw.get("inputs"), list) else []
+    capture["inputs"] = [{"step": _number(i.get("step")),
+                          "files": [f[:500] for f in i.get("files", [])[:32] if isinstance(f, str)]
+                          if isinstance(i.get("files"), list) else []}
+                         for i in inputs if isinstance(i, dict)][-20:]
+    artifacts = raw.get("artifacts") if isinstance(raw.get("artifacts"), dict) else {}
+    capture["artifacts"] = {key: _text(artifacts.get(key), 1000) for key in ("dir", "batch", "checkpoint", "seeds_file")
+                            if _text(artifacts.get(key), 1000)}
+    seeds = artifacts.get("seeds") if isinstance(artifacts.get("seeds"), dict) else {}
+    seeds = {str(k)[:32]: v if _number(v) is not None else _text(v, 64) for k, v in list(seeds.items())[:10]}
+    if seeds:
+        capture["artifacts"]["seeds"] = seeds
+    while capture["inputs"] and len(json.dumps(capture)) > MAX_CAPTURE_CHARS:
+        capture["inputs"].pop(0)  # the oldest batches matter least
+    return capture if capture.get("guard") or capture["stages"] or capture["inputs"] or capture["artifacts"] else {}

@@ -1,7 +1,7 @@
 """What the pure core derives from one failed job's log: the contract between parsing and storage."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class Analysis:
     masked_message: str              # exception type + message with variable parts masked
     fingerprint: str                 # hex digest grouping identical failures
     normaliser_version: str
+    # What the training-side hook captured ("[jobtriage] capture={...}" in the log), bounded; {} if none.
+    capture: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)

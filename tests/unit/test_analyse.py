@@ -355,3 +355,120 @@ def test_a_cut_log_is_guessed_from_its_last_lines_with_low_confidence():
     assert (a.category, a.found) == ("path_not_found", False)
     assert a.rule.endswith(".unparsed_tail") and a.confidence <= 0.6
     assert analyse_text("epoch 1 loss 0.3\nepoch 2 loss 0.2\n").category == "unclassified"
+
+
+# The training-side hook's capture line (jobtriage_client prints it when its NaN guard stops a job).
+def _capture_line(**fields) -> str:
+    import json
+    capture = {"v": 1, "guard": "nan", "framework": "pytorch", "reason": "loss is NaN", "step": 412, "epoch": 3,
+               "stage": "training",
+               "stages": [{"stage": "initialization", "at": "2026-11-23T12:00:00Z", "seconds": 0.0},
+                          {"stage": "training", "at": "2026-11-23T12:00:04Z", "seconds": 4.2}],
+               "inputs": [{"step": 411, "files": ["shard-07.jsonl"]}, {"step": 412, "files": ["shard-08.jsonl"]}],
+               "artifacts": {"dir": "/scratch/cap", "batch": "/scratch/cap/batch-step412.pt",
+                             "checkpoint": "/scratch/cap/model-step412.pt", "seeds": {"python": 7, "torch": 7}},
+               "replay": "jobtriage replay /scratch/cap"}
+    capture.update(fields)
+    return "[jobtriage] capture=" + json.dumps(capture)
+
+
+def _guarded_log(capture_line: str, *, marker: str = "training") -> str:
+    return "\n".join([
+        "[jobtriage] stage=initialization", "Loading model", f"[jobtriage] stage={marker}",
+        "step 410 loss 2.31", "step 411 loss 9.8e+30", capture_line,
+        "Traceback (most recent call last):",
+        '  File "/work/train.py", line 57, in run_epoch',
+        "    guard.check(loss, step=step, batch=batch)",
+        '  File "/usr/lib/python3/site-packages/jobtriage_client/guard.py", line 88, in check',
+        "    raise FloatingPointError(message)",
+        "FloatingPointError: [jobtriage] loss is NaN at step 412", ""])
+
+
+def test_nan_guard_capture_decides_category_and_stage_and_is_kept():
+    line = _capture_line()
+    analysis = analyse_text(_guarded_log(line, marker="evaluation"))
+
+    assert analysis.exception_type == "FloatingPointError"
+    assert (analysis.category, analysis.rule, analysis.confidence) == ("loss_nan", "loss_nan.hook_nan_guard", 0.99)
+    assert analysis.evidence == line
+    assert analysis.stage == "training"  # the capture's own stage beats an older marker
+    capture = analysis.capture
+    assert (capture["guard"], capture["step"], capture["framework"]) == ("nan", 412, "pytorch")
+    assert [s["stage"] for s in capture["stages"]] == ["initialization", "training"]
+    assert capture["inputs"][-1] == {"step": 412, "files": ["shard-08.jsonl"]}
+    assert capture["artifacts"]["seeds"] == {"python": 7, "torch": 7}
+    assert capture["artifacts"]["batch"].endswith("batch-step412.pt")
+    assert capture["replay"] == "jobtriage replay /scratch/cap"
+    assert "v" not in capture  # unknown keys are dropped
+
+
+def test_capture_is_found_in_the_tail_of_a_big_log():
+    body = "".join(f"step {i} loss 2.{i % 97:02d}\n" for i in range(120_000)).encode()  # ~2.4 MB of training
+    log = body + _guarded_log(_capture_line(step=120_001)).encode()
+
+    analysis = analyse_log(log)
+
+    assert analysis.category == "loss_nan" and analysis.capture["step"] == 120_001
+
+
+def test_invalid_capture_json_is_ignored_and_the_log_still_analysed():
+    analysis = analyse_text(_guarded_log('[jobtriage] capture={"guard": "nan", "step": 4'))  # cut short
+
+    assert analysis.capture == {}
+    assert analysis.exception_type == "FloatingPointError"
+    assert analysis.rule != "loss_nan.hook_nan_guard"
+
+
+def test_capture_without_a_guard_attaches_context_but_keeps_the_tag():
+    line = _capture_line(guard="", stage="data_preprocessing")
+    log = "\n".join([line, "Traceback (most recent call last):", '  File "/work/train.py", line 3, in <module>',
+                     "    open(path)", "FileNotFoundError: [Errno 2] No such file or directory: '/d/x.bin'"])
+
+    analysis = analyse_text(log)
+
+    assert analysis.category == "path_not_found"
+    assert analysis.stage == "data_preprocessing"
+    assert analysis.capture["inputs"][0]["files"] == ["shard-07.jsonl"]
+
+
+def test_newest_capture_line_wins():
+    log = _guarded_log(_capture_line(step=5) + "\n" + _capture_line(step=9))
+
+    assert analyse_text(log).capture["step"] == 9
+
+
+def test_hostile_capture_is_bounded_typed_and_json_safe():
+    import json
+
+    from jobs_ingest.core.analyse import clean_capture
+    hostile = {"guard": "nan" * 1000, "reason": ["not", "text"], "step": float("nan"), "epoch": True,
+               "stage": "<script>", "stages": [{"stage": "x" * 500, "seconds": float("inf")}] * 500 + ["junk"],
+               "inputs": [{"step": 1, "files": ["f" * 5000] * 1000}] * 100 + [7],
+               "artifacts": {"batch": 5, "checkpoint": "c" * 9999, "seeds": {str(i): i for i in range(100)},
+                             "evil": "<b>"}, "replay": None, "extra": {"deep": [[[[1]]]]}}
+
+    capture = clean_capture(hostile)
+
+    assert len(capture["guard"]) == 32 and "reason" not in capture and "replay" not in capture
+    assert "step" not in capture and "epoch" not in capture and "stage" not in capture
+    assert len(capture["stages"]) == 50 and capture["stages"][0] == {"stage": "x" * 40, "at": "", "seconds": None}
+    assert 0 < len(capture["inputs"]) < 20 and len(capture["inputs"][0]["files"]) == 32
+    assert len(capture["inputs"][0]["files"][0]) == 500
+    assert set(capture["artifacts"]) == {"checkpoint", "seeds"} and len(capture["artifacts"]["seeds"]) == 10
+    assert len(json.dumps(capture, allow_nan=False)) <= 32_000
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(
+                        st.sampled_from(["guard", "stage", "stages", "inputs", "files", "artifacts", "seeds",
+                                         "step", "replay", "at", "seconds", "batch"]) | st.text(max_size=5),
+                        inner, max_size=6), max_leaves=40))
+def test_any_capture_content_cleans_without_raising(raw):
+    import json
+
+    from jobs_ingest.core.analyse import clean_capture, find_capture
+    capture = clean_capture(raw)
+    json.dumps(capture, allow_nan=False)  # storable as jsonb
+    line = "[jobtriage] capture=" + json.dumps(raw)
+    assert find_capture([line])[1] == capture
