@@ -115,3 +115,37 @@ def test_philly_limit_and_a_truncated_file_keep_what_was_read(transactional_db, 
     assert "stopped reading: the file ends inside job 4" in err
     assert "4 jobs received (1 new, 3 updated)" in out
     assert Job.objects.filter(platform="philly").count() == 4
+
+
+EPILOG = Path(__file__).resolve().parent.parent.parent / "docs" / "platforms" / "jobtriage_epilog_slurmctld.py"
+
+
+def run_epilog(env):
+    import subprocess
+    return subprocess.run([sys.executable, str(EPILOG)], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_slurm_epilog_hook_posts_a_failed_array_task_to_the_api(live_server, api_token, log_dir, tmp_path):
+    (tmp_path / "token").write_text(api_token + "\n")
+    env = {"SLURM_JOB_ID": "812403", "SLURM_ARRAY_JOB_ID": "812400", "SLURM_ARRAY_TASK_ID": "3",
+           "SLURM_JOB_EXIT_CODE2": "1:0", "SLURM_JOB_USER": "carol", "SLURM_JOB_ACCOUNT": "vision",
+           "SLURM_JOB_NAME": "sweep-lr", "SLURM_JOB_PARTITION": "a100", "SLURM_JOB_NODELIST": "gpu-a100-07",
+           "SLURM_JOB_STDOUT": str(SLURM / "logs" / "slurm-812345.out"),
+           "SLURM_JOB_STDERR": str(SLURM / "logs" / "bert-pretrain-812345.err"),
+           "JOBTRIAGE_URL": live_server.url, "JOBTRIAGE_TOKEN_FILE": str(tmp_path / "token"),
+           "JOBTRIAGE_SCONTROL": str(tmp_path / "no-scontrol-here")}
+    result = run_epilog(env)
+
+    assert result.returncode == 0 and "job 812400_3 sent" in result.stderr
+    job = Job.objects.get(platform="slurm", external_id="812400_3")   # the id ingest_slurm uses too
+    assert (job.status, job.team, job.submitter, job.exit_code) == ("failed", "vision", "carol", 1)
+    assert job.extra["slurm_job_id_raw"] == "812403"
+    stored = (Path(settings.JOBTRIAGE_LOG_DIR) / job.log_path).read_bytes()
+    assert b"==> bert-pretrain-812345.err <==\n" in stored and b"torch.OutOfMemoryError" in stored
+
+    result = run_epilog({**env, "SLURM_JOB_ID": "812404", "SLURM_ARRAY_TASK_ID": "4", "SLURM_JOB_EXIT_CODE2": "0:0"})
+    assert result.returncode == 0 and not Job.objects.filter(external_id="812400_4").exists()  # success: not sent
+
+    result = run_epilog({**env, "JOBTRIAGE_URL": "http://127.0.0.1:9"})   # nothing listens: the epilog still exits 0
+    assert result.returncode == 0 and "not sent" in result.stderr
+

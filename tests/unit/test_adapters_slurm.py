@@ -140,3 +140,25 @@ def test_invalid_json_and_missing_header_are_named():
 def test_auto_format_detection():
     text = (FIXTURES / "sacct-21.08.json").read_text()
     assert {i.metadata["external_id"] for i in slurm.read_sacct(text, "auto")} == {"700101", "700102"}
+
+
+def test_epilog_hook_maps_scontrol_fields():
+    """docs/platforms/jobtriage_epilog_slurmctld.py (the EpilogSlurmctld hook) on a real-shaped line."""
+    import importlib.util
+    path = Path(__file__).resolve().parent.parent.parent / "docs" / "platforms" / "jobtriage_epilog_slurmctld.py"
+    spec = importlib.util.spec_from_file_location("jobtriage_epilog", path)
+    epilog = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(epilog)
+    fields = epilog.parse_scontrol(
+        "JobId=812346 JobName=preprocess-wiki UserId=bob(1001) GroupId=bob(1001) Account=nlp QOS=normal "
+        "JobState=OUT_OF_MEMORY Reason=OutOfMemory Dependency=(null) Restarts=0 ExitCode=0:125 "
+        "SubmitTime=2026-11-16T09:01:00 StartTime=2026-11-16T09:01:30 EndTime=2026-11-16T09:40:12 "
+        "Partition=cpu-bigmem NodeList=gpu-a100-11 ReqTRES=cpu=32,mem=250G,node=1,billing=32,gres/gpu:a100=4 "
+        "AllocTRES=cpu=32,mem=250G,node=1,billing=32,gres/gpu:a100=4 Command=/home/bob/prep.sbatch "
+        "StdErr=/home/bob/slurm-812346.out StdOut=/home/bob/slurm-812346.out")
+    job = epilog.build_job({"SLURM_JOB_ID": "812346", "SLURM_JOB_EXIT_CODE2": "0:0"}, fields)
+    assert job["status"] == "out_of_memory" and job["gpus"] == 4 and job["command"] == "/home/bob/prep.sbatch"
+    assert job["started_at"].startswith("2026-11-16T09:01:30") and "log_text" not in job   # no such file here
+    parse_job(job)
+    assert epilog.build_job({"SLURM_JOB_ID": "1", "SLURM_JOB_EXIT_CODE2": "0:0"}, {}) is None   # success
+    assert epilog.build_job({"SLURM_JOB_ID": "1", "SLURM_JOB_EXIT_CODE2": "0:9"}, {})["signal"] == "9"
