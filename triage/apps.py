@@ -11,10 +11,13 @@ class TriageConfig(AppConfig):
 
         from jobs_ingest import services as ingest
         from jobs_ingest.signals import failure_analysed
-        from triage import roles, services
+        from triage import roles, rollups, services
 
         post_migrate.connect(roles.ensure_roles, sender=self, dispatch_uid="triage-roles")
 
         failure_analysed.connect(services.on_failure_analysed, dispatch_uid="triage-regressions")
+        # After the regression check: its state change does not alter the counted labels.
+        failure_analysed.connect(rollups.on_failure_analysed, dispatch_uid="triage-rollups")
+        rollups.connect_judgment_signals()
         if services.effective_fields not in ingest.DOCUMENT_PROVIDERS:
             ingest.DOCUMENT_PROVIDERS.append(services.effective_fields)

@@ -75,3 +75,94 @@ class JudgmentEvent(models.Model):
 
     class Meta:
         ordering = ["-at", "-pk"]
+
+
+# ------------------------------------------------------------------------------------------ rollups
+# Analytics read these instead of scanning failures and jobs (issue #5: every chart fast at 1M jobs).
+# triage/rollups.py keeps them up to date and rebuilds them; nothing else writes them.
+# A ledger holds each failure's (each job's) current contribution, so a change subtracts exactly what
+# was added before: the rollup rows are maintained by deltas without rescanning any source table.
+# `day` is the UTC date the job ended (NULL when the scheduler gave no end time, as the charts' time
+# filters exclude those jobs too).
+
+class FailureRollupEntry(models.Model):
+    """Ledger: one row per failure, its effective labels and costs as last counted in the rollups."""
+    failure = models.OneToOneField(Failure, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    signature_id = models.BigIntegerField(db_index=True)
+    day = models.DateField(null=True)
+    team = models.CharField(max_length=150)
+    platform = models.CharField(max_length=64)
+    submitter = models.CharField(max_length=150)
+    category = models.CharField(max_length=32, help_text="effective: override, else judgment, else automatic")
+    stage = models.CharField(max_length=32)
+    root_cause = models.CharField(max_length=40, help_text="effective; blank = not recorded")
+    gpu_seconds = models.FloatField()
+    retry_attempts = models.IntegerField(help_text="attempts after the first")
+    retry_gpu_seconds = models.FloatField()
+    ttf_bucket = models.SmallIntegerField(null=True, help_text="log-scale bucket of time to failure")
+    ttf_seconds = models.FloatField(null=True, help_text="job end minus start; NULL when either is missing")
+
+
+class _DailyRollup(models.Model):
+    day = models.DateField(null=True)
+    team = models.CharField(max_length=150)
+    platform = models.CharField(max_length=64)
+    category = models.CharField(max_length=32)
+    failures = models.IntegerField()
+    gpu_seconds = models.FloatField()
+
+    KEYS: tuple[str, ...] = ()
+
+    class Meta:
+        abstract = True
+
+
+def _rollup_meta(name: str, keys: tuple[str, ...]):
+    # NULLS NOT DISTINCT: rows without an end day must still meet in one row (ON CONFLICT on the key).
+    # The key's index starts with `day`, so it also serves the charts' date ranges.
+    return type("Meta", (), {"constraints": [models.UniqueConstraint(fields=list(keys), name=name,
+                                                                     nulls_distinct=False)]})
+
+
+class DailyCategoryRollup(_DailyRollup):
+    """Failures per day x team x platform x effective category x stage x effective root cause."""
+    KEYS = ("day", "team", "platform", "category", "stage", "root_cause")
+    stage = models.CharField(max_length=32)
+    root_cause = models.CharField(max_length=40)
+    retry_attempts = models.IntegerField()
+    retry_gpu_seconds = models.FloatField()
+    Meta = _rollup_meta("rollup_category_key", KEYS)
+
+
+class DailySubmitterRollup(_DailyRollup):
+    KEYS = ("day", "team", "platform", "category", "submitter")
+    submitter = models.CharField(max_length=150)
+    Meta = _rollup_meta("rollup_submitter_key", KEYS)
+
+
+class DailySignatureRollup(_DailyRollup):
+    KEYS = ("day", "team", "platform", "category", "signature_id")
+    signature_id = models.BigIntegerField(db_index=True)
+    Meta = _rollup_meta("rollup_signature_key", KEYS)
+
+
+class DailyDurationRollup(_DailyRollup):
+    """Failures with both start and end times, per time-to-failure bucket; the bucket's total seconds give
+    its mean, from which percentiles are interpolated (exact when a bucket holds equal durations)."""
+    KEYS = ("day", "team", "platform", "category", "ttf_bucket")
+    ttf_bucket = models.SmallIntegerField()
+    ttf_seconds = models.FloatField()
+    Meta = _rollup_meta("rollup_duration_key", KEYS)
+
+
+class DailyJobRollup(models.Model):
+    """Every job (failed or not) per day x team x platform: the denominator of "share of GPU time lost".
+    Kept by PostgreSQL triggers on the job and attempt tables (migration 0002), which see every write,
+    including bulk inserts, and run inside the writing transaction."""
+    KEYS = ("day", "team", "platform")
+    day = models.DateField(null=True)
+    team = models.CharField(max_length=150)
+    platform = models.CharField(max_length=64)
+    jobs = models.IntegerField()
+    gpu_seconds = models.FloatField()
+    Meta = _rollup_meta("rollup_job_key", KEYS)

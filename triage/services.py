@@ -60,6 +60,9 @@ def judge(signature: Signature, user, **changes) -> SignatureTriage:
         raise JudgmentError(f"unknown fields {sorted(unknown)}")
     _validate(changes)
     with transaction.atomic():
+        # The signature row first, as the analysis transaction does: no deadlock with a regression, and
+        # the analytics rollups recount a failure analysed meanwhile (triage/rollups.py).
+        list(Signature.objects.select_for_update(no_key=True).filter(pk=signature.pk).values_list("pk"))
         triage = triage_of(signature, lock=True)
         changed = False
         for field in JUDGED_FIELDS:
