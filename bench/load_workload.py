@@ -42,6 +42,8 @@ def parse_args(argv=None):
     p.add_argument("--batch", type=int, default=5_000, help="jobs per COPY batch (5-10k)")
     p.add_argument("--es-chunk", type=int, default=2_000, help="documents per Elasticsearch bulk request")
     p.add_argument("--skip-es", action="store_true", help="load PostgreSQL only")
+    p.add_argument("--index-only", action="store_true",
+                   help="load nothing: (re)build the Elasticsearch index from what the database holds")
     p.add_argument("--reset", action="store_true", help="truncate the jobs_ingest tables first")
     p.add_argument("--yes-really", action="store_true", help="allow --reset on a database without 'bench' in its name")
     return p.parse_args(argv)
@@ -229,6 +231,11 @@ def main(argv=None) -> int:
     if connection.vendor != "postgresql":
         sys.exit(f"PostgreSQL needed (COPY); {connection.vendor} given")
     db = connection.settings_dict["NAME"]
+    if args.index_only:
+        indexed, es_seconds = index(args.es_prefix, args.es_chunk)
+        print(f"indexed {indexed} failures of {db} into {args.es_prefix}-failures in {es_seconds:.1f}s "
+              f"({indexed / max(es_seconds, 1e-9):.0f} docs/s)")
+        return 0
     if args.reset:
         reset(connection, args.yes_really)
     t0 = time.perf_counter()
