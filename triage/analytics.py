@@ -1,6 +1,11 @@
-"""Cost-weighted analytics: every aggregation runs in PostgreSQL (GROUP BY with COUNT/SUM over indexed
-columns); no failure row is loaded into Python. Each chart returns a `Chart` (rows of numbers, a
-caption, links to the matching failures) that the page renders with Plotly and the CSV export writes.
+"""Cost-weighted analytics: every aggregation runs in PostgreSQL; no failure row is loaded into Python.
+Each chart returns a `Chart` (rows of numbers, a caption, links to the matching failures) that the page
+renders with Plotly and the CSV export writes.
+
+Two sources give the same numbers: ROLLUPS reads the indexed daily rollups of triage/rollups.py (tens of
+thousands of narrow rows instead of a million jobs: the default whenever the time range is whole UTC
+days, as every URL-made range is), RAW groups the failure and job tables directly (a range with a time
+of day, and the baseline of bench/bench_charts.py).
 
 Counts and GPU hours always come together: the study's lesson is that counts mislead (initialization
 failures are 30.8% of failures but 0.9% of the wasted GPU time).
@@ -11,7 +16,7 @@ category, else the automatic tag. Two LEFT JOINs (override, signature triage) on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta, timezone as dt_timezone
 from urllib.parse import urlencode
 
 from django.db import connection
@@ -23,6 +28,8 @@ from django.urls import reverse
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, DO_NOT_RETRY, RETRY_ADVICE, ROOT_CAUSES, STAGES
 from jobs_ingest.jobspec import parse_time
 from jobs_ingest.models import Attempt, Failure, Signature
+from triage.models import (DailyCategoryRollup, DailyDurationRollup, DailyJobRollup, DailySignatureRollup,
+                           DailySubmitterRollup)
 
 HOUR = 3600.0
 
@@ -75,6 +82,12 @@ class ChartFilters:
     def active(self) -> bool:
         return bool(self.params())
 
+    @property
+    def whole_days(self) -> bool:
+        """True when the range starts and ends at UTC midnight, so daily rollups answer it exactly."""
+        return all(moment is None or moment.astimezone(dt_timezone.utc).timetz() == time(0, tzinfo=dt_timezone.utc)
+                   for moment in (self.since, self.until))
+
     def queue_url(self, **extra) -> str:
         """The triage queue showing the failures behind a bar: these filters plus the bar's own."""
         params = {"state": "all", **self.params(), **{k: v for k, v in extra.items() if v}}
@@ -115,6 +128,192 @@ def failures(filters: ChartFilters) -> QuerySet:
     return _filter(Failure.objects.all(), filters)
 
 
+def attempt_gpu_seconds():
+    """GPUs x wall time of one attempt, in the database (0 for missing or inverted times)."""
+    wall = ExpressionWrapper(F("ended_at") - F("started_at"), output_field=DurationField())
+    epoch = Func(wall, template="EXTRACT(EPOCH FROM %(expressions)s)", output_field=FloatField()) \
+        if connection.vendor == "postgresql" else Value(0.0)
+    return Coalesce(Greatest(F("gpus") * epoch, Value(0.0)), Value(0.0), output_field=FloatField())
+
+
+class PercentileCont(Aggregate):
+    """PostgreSQL's ordered-set aggregate: percentile_cont(p) WITHIN GROUP (ORDER BY expr)."""
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(%(percentile)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+    def __init__(self, expression, percentile: float, **extra):
+        super().__init__(expression, percentile=float(percentile), **extra)
+
+
+PERCENTILES = (10, 25, 50, 75, 90)
+BY_COST = ("-gpu", "-n")  # then the key: the order of every bar chart
+
+
+# ---------------------------------------------------------------------------------------------- sources
+class RawSource:
+    """GROUP BY over the failure and job tables (joined to the override and judgment for the effective
+    labels). Exact for any time range; its cost grows with the number of failures."""
+    name = "raw"
+    KEYS = {"category": effective_category(), "root_cause": effective_root_cause(), "stage": F("stage"),
+            "team": F("job__team"), "platform": F("job__platform"), "submitter": F("job__submitter")}
+
+    def grouped(self, filters: ChartFilters, key: str) -> list[tuple[str, int, float]]:
+        rows = (failures(filters).annotate(_key=self.KEYS[key]).values("_key")
+                .annotate(n=Count("pk"), gpu=Sum("gpu_seconds")).order_by(*BY_COST, "_key"))
+        return [(r["_key"] or "", r["n"], (r["gpu"] or 0.0) / HOUR) for r in rows]
+
+    def totals(self, filters: ChartFilters) -> tuple[int, float]:
+        agg = failures(filters).aggregate(n=Count("pk"), gpu=Sum("gpu_seconds"))
+        return agg["n"] or 0, (agg["gpu"] or 0.0) / HOUR
+
+    def weekly(self, filters: ChartFilters) -> list[tuple[date, int, float]]:
+        rows = (failures(filters).filter(job__ended_at__isnull=False)
+                .annotate(week=TruncWeek("job__ended_at")).values("week")
+                .annotate(n=Count("pk"), gpu=Sum("gpu_seconds")).order_by("week"))
+        return [(_as_date(r["week"]), r["n"], (r["gpu"] or 0.0) / HOUR) for r in rows]
+
+    def signature_scope(self, filters: ChartFilters) -> QuerySet:
+        """Rows with a `signature_id`, for ranking signatures (`ranked`) or listing them."""
+        return failures(filters)
+
+    def ranked(self, scope: QuerySet, limit: int) -> list[dict]:
+        return list(scope.values("signature_id").annotate(n=Count("pk"), gpu=Sum("gpu_seconds"))
+                    .order_by(*BY_COST, "signature_id")[:limit])
+
+    def retries(self, filters: ChartFilters) -> list[tuple[str, int, float]]:
+        qs = _filter(Attempt.objects.filter(number__gt=1, job__failure__isnull=False), filters, "job__failure__")
+        rows = (qs.annotate(_key=effective_category("job__failure__")).values("_key")
+                .annotate(n=Count("pk"), gpu=Sum(attempt_gpu_seconds())).order_by(*BY_COST, "_key"))
+        return [(r["_key"], r["n"], (r["gpu"] or 0.0) / HOUR) for r in rows]
+
+    def durations(self, filters: ChartFilters) -> list[tuple[str, int, float, dict[int, float]]]:
+        """Per effective category (by key): failures with start and end times, their GPU hours, and
+        percentiles of the hours from start to failure."""
+        qs = failures(filters).filter(job__started_at__isnull=False, job__ended_at__isnull=False)
+        wall = ExpressionWrapper(F("job__ended_at") - F("job__started_at"), output_field=DurationField())
+        seconds = Func(wall, template="EXTRACT(EPOCH FROM %(expressions)s)", output_field=FloatField())
+        rows = (qs.annotate(_key=effective_category()).values("_key")
+                .annotate(n=Count("pk"), gpu=Sum("gpu_seconds"),
+                          **{f"p{p}": PercentileCont(seconds, p / 100) for p in PERCENTILES}).order_by("_key"))
+        return [(r["_key"], r["n"], (r["gpu"] or 0.0) / HOUR, {p: (r[f"p{p}"] or 0.0) / HOUR for p in PERCENTILES})
+                for r in rows]
+
+    def all_jobs_gpu_hours(self, filters: ChartFilters) -> float:
+        """GPU hours of every job (any status) that ended in the range: category filters do not apply."""
+        attempts = Attempt.objects.all()
+        if filters.since:
+            attempts = attempts.filter(job__ended_at__gte=filters.since)
+        if filters.until:
+            attempts = attempts.filter(job__ended_at__lt=filters.until)
+        if filters.team:
+            attempts = attempts.filter(job__team=filters.team)
+        if filters.platform:
+            attempts = attempts.filter(job__platform=filters.platform)
+        return (attempts.aggregate(s=Sum(attempt_gpu_seconds()))["s"] or 0.0) / HOUR
+
+
+class RollupSource(RawSource):
+    """The same aggregations over the daily rollups (triage/rollups.py). Needs whole-day ranges."""
+    name = "rollups"
+
+    @staticmethod
+    def _rows(model, filters: ChartFilters, *, category=True) -> QuerySet:
+        if not filters.whole_days:
+            raise ValueError("the daily rollups answer whole-day ranges only")
+        qs = model.objects.all()
+        if filters.since:
+            qs = qs.filter(day__gte=filters.since.astimezone(dt_timezone.utc).date())
+        if filters.until:
+            qs = qs.filter(day__lt=filters.until.astimezone(dt_timezone.utc).date())
+        if filters.team:
+            qs = qs.filter(team=filters.team)
+        if filters.platform:
+            qs = qs.filter(platform=filters.platform)
+        if filters.category and category:
+            qs = qs.filter(category=filters.category)
+        return qs
+
+    def grouped(self, filters: ChartFilters, key: str) -> list[tuple[str, int, float]]:
+        model = DailySubmitterRollup if key == "submitter" else DailyCategoryRollup
+        rows = (self._rows(model, filters).values(key).annotate(n=Sum("failures"), gpu=Sum("gpu_seconds"))
+                .order_by(*BY_COST, key))
+        return [(r[key] or "", r["n"], (r["gpu"] or 0.0) / HOUR) for r in rows]
+
+    def totals(self, filters: ChartFilters) -> tuple[int, float]:
+        agg = self._rows(DailyCategoryRollup, filters).aggregate(n=Sum("failures"), gpu=Sum("gpu_seconds"))
+        return agg["n"] or 0, (agg["gpu"] or 0.0) / HOUR
+
+    def weekly(self, filters: ChartFilters) -> list[tuple[date, int, float]]:
+        rows = (self._rows(DailyCategoryRollup, filters).filter(day__isnull=False)
+                .annotate(week=TruncWeek("day")).values("week")
+                .annotate(n=Sum("failures"), gpu=Sum("gpu_seconds")).order_by("week"))
+        return [(_as_date(r["week"]), r["n"], (r["gpu"] or 0.0) / HOUR) for r in rows]
+
+    def signature_scope(self, filters: ChartFilters) -> QuerySet:
+        return self._rows(DailySignatureRollup, filters)
+
+    def ranked(self, scope: QuerySet, limit: int) -> list[dict]:
+        return list(scope.values("signature_id").annotate(n=Sum("failures"), gpu=Sum("gpu_seconds"))
+                    .order_by(*BY_COST, "signature_id")[:limit])
+
+    def retries(self, filters: ChartFilters) -> list[tuple[str, int, float]]:
+        rows = (self._rows(DailyCategoryRollup, filters).values("category")
+                .annotate(n=Sum("retry_attempts"), gpu=Sum("retry_gpu_seconds")).filter(n__gt=0)
+                .order_by(*BY_COST, "category"))
+        return [(r["category"], r["n"], (r["gpu"] or 0.0) / HOUR) for r in rows]
+
+    def durations(self, filters: ChartFilters) -> list[tuple[str, int, float, dict[int, float]]]:
+        # One row per (category, bucket): at most ~400 buckets per category whatever the number of jobs.
+        rows = (self._rows(DailyDurationRollup, filters).values("category", "ttf_bucket")
+                .annotate(n=Sum("failures"), gpu=Sum("gpu_seconds"), seconds=Sum("ttf_seconds"))
+                .order_by("category", "ttf_bucket"))
+        per_category: dict[str, list] = {}
+        for r in rows:
+            per_category.setdefault(r["category"], []).append((r["n"], r["gpu"] or 0.0, r["seconds"] / r["n"]))
+        out = []
+        for key, buckets in per_category.items():
+            n = sum(b[0] for b in buckets)
+            out.append((key, n, sum(b[1] for b in buckets) / HOUR,
+                        {p: bucket_percentile([(b[0], b[2]) for b in buckets], p / 100) / HOUR for p in PERCENTILES}))
+        return out
+
+    def all_jobs_gpu_hours(self, filters: ChartFilters) -> float:
+        agg = self._rows(DailyJobRollup, filters, category=False).aggregate(s=Sum("gpu_seconds"))
+        return (agg["s"] or 0.0) / HOUR
+
+
+def bucket_percentile(buckets: list[tuple[int, float]], fraction: float) -> float:
+    """percentile_cont over values given as (count, value) in ascending order: the value at position
+    fraction x (n - 1), interpolated between its neighbours, as PostgreSQL computes it on the rows."""
+    n = sum(count for count, _ in buckets)
+    position = fraction * (n - 1)
+    lower = int(position)
+
+    def value_at(index: int) -> float:
+        seen = 0
+        for count, value in buckets:
+            seen += count
+            if index < seen:
+                return value
+        return buckets[-1][1]
+
+    low = value_at(lower)
+    weight = position - lower
+    return low + weight * (value_at(lower + 1) - low) if weight else low
+
+
+RAW, ROLLUPS = RawSource(), RollupSource()
+
+
+def source_for(filters: ChartFilters):
+    return ROLLUPS if filters.whole_days else RAW
+
+
+def _as_date(value) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
 # ---------------------------------------------------------------------------------------------- charts
 @dataclass
 class Row:
@@ -153,15 +352,8 @@ def _pct(part: float, whole: float) -> float:
     return 100.0 * part / whole if whole else 0.0
 
 
-def _grouped(qs: QuerySet, key) -> list[tuple[str, int, float]]:
-    rows = (qs.annotate(_key=key).values("_key").annotate(n=Count("pk"), gpu=Sum("gpu_seconds"))
-            .order_by("-gpu", "-n", "_key"))
-    return [(r["_key"] or "", r["n"], (r["gpu"] or 0.0) / HOUR) for r in rows]
-
-
-def totals(filters: ChartFilters) -> tuple[int, float]:
-    agg = failures(filters).aggregate(n=Count("pk"), gpu=Sum("gpu_seconds"))
-    return agg["n"] or 0, (agg["gpu"] or 0.0) / HOUR
+def totals(filters: ChartFilters, source=None) -> tuple[int, float]:
+    return (source or source_for(filters)).totals(filters)
 
 
 def _bars(name, title, caption, grouped, label, link, empty) -> Chart:
@@ -179,8 +371,8 @@ def _bars(name, title, caption, grouped, label, link, empty) -> Chart:
 NO_MATCH = "No failures match these filters."
 
 
-def by_category(filters: ChartFilters) -> Chart:
-    grouped = _grouped(failures(filters), effective_category())
+def by_category(filters: ChartFilters, source=None) -> Chart:
+    grouped = (source or source_for(filters)).grouped(filters, "category")
     return _bars("category", "Failure categories",
                  "What broke, by category (confirmed by an engineer where triaged, else the automatic tag): "
                  "the longest GPU-hours bar is where fixing pays most.",
@@ -188,9 +380,9 @@ def by_category(filters: ChartFilters) -> Chart:
                  lambda k: filters.queue_url(category=k), NO_MATCH)
 
 
-def by_dimension(filters: ChartFilters) -> Chart:
+def by_dimension(filters: ChartFilters, source=None) -> Chart:
     per_dim: dict[str, list] = {}
-    for key, n, gpu in _grouped(failures(filters), effective_category()):  # at most 21 rows: fold here
+    for key, n, gpu in (source or source_for(filters)).grouped(filters, "category"):  # <= 21 rows: fold here
         dim = CATEGORIES[key].dimension if key in CATEGORIES else "unclassified"
         acc = per_dim.setdefault(dim, [0, 0.0])
         acc[0] += n
@@ -202,25 +394,27 @@ def by_dimension(filters: ChartFilters) -> Chart:
                  grouped, lambda k: DIMENSIONS.get(k, k), lambda k: filters.queue_url(dimension=k), NO_MATCH)
 
 
-def by_stage(filters: ChartFilters) -> Chart:
+def by_stage(filters: ChartFilters, source=None) -> Chart:
     return _bars("stage", "Job stage at failure",
                  "Where in the job it failed: early failures are frequent but cheap, late ones (evaluation) "
                  "waste the most GPU time.",
-                 _grouped(failures(filters), F("stage")), lambda k: STAGES.get(k, k),
+                 (source or source_for(filters)).grouped(filters, "stage"), lambda k: STAGES.get(k, k),
                  lambda k: filters.queue_url(stage=k), NO_MATCH)
 
 
-def by_root_cause(filters: ChartFilters) -> Chart:
-    chart = _bars("root_cause", "Root causes (recorded by engineers)",
-                  "Why it broke, as recorded during triage; \"not recorded yet\" shrinks as signatures are triaged. "
-                  "Bars here do not link to the queue (it has no root-cause filter).",
-                  _grouped(failures(filters), effective_root_cause()),
-                  lambda k: ROOT_CAUSES.get(k, "Not recorded yet" if not k else k), lambda k: "", NO_MATCH)
-    return chart
+def by_root_cause(filters: ChartFilters, source=None) -> Chart:
+    return _bars("root_cause", "Root causes (recorded by engineers)",
+                 "Why it broke, as recorded during triage; \"not recorded yet\" shrinks as signatures are triaged.",
+                 (source or source_for(filters)).grouped(filters, "root_cause"),
+                 lambda k: ROOT_CAUSES.get(k, "Not recorded yet" if not k else k),
+                 lambda k: filters.queue_url(root_cause=k or NOT_RECORDED), NO_MATCH)
 
 
-def _by_job_field(name, title, caption, filters, field_name, limit=None) -> Chart:
-    grouped = _grouped(failures(filters), F(f"job__{field_name}"))
+NOT_RECORDED = "none"  # the queue's root_cause value for "no root cause recorded yet"
+
+
+def _by_job_field(name, title, caption, filters, field_name, source, limit=None) -> Chart:
+    grouped = (source or source_for(filters)).grouped(filters, field_name)
     shown = grouped[:limit] if limit else grouped
     chart = _bars(name, title, caption + (f" Top {limit} of {len(grouped)} by GPU hours."
                                           if limit and len(grouped) > limit else ""),
@@ -234,19 +428,19 @@ def _by_job_field(name, title, caption, filters, field_name, limit=None) -> Char
     return chart
 
 
-def by_team(filters: ChartFilters) -> Chart:
+def by_team(filters: ChartFilters, source=None) -> Chart:
     return _by_job_field("team", "Teams", "Which teams' jobs fail, and how much GPU time those failures cost.",
-                         filters, "team", limit=25)
+                         filters, "team", source, limit=25)
 
 
-def by_submitter(filters: ChartFilters) -> Chart:
+def by_submitter(filters: ChartFilters, source=None) -> Chart:
     return _by_job_field("submitter", "Submitters", "Whose jobs fail most expensively.", filters, "submitter",
-                         limit=25)
+                         source, limit=25)
 
 
-def by_platform(filters: ChartFilters) -> Chart:
+def by_platform(filters: ChartFilters, source=None) -> Chart:
     return _by_job_field("platform", "Platforms", "Failures and wasted GPU hours per scheduler or cluster.",
-                         filters, "platform", limit=25)
+                         filters, "platform", source, limit=25)
 
 
 def iso_week(day) -> str:
@@ -254,18 +448,13 @@ def iso_week(day) -> str:
     return f"{year}-W{week:02d}"
 
 
-def weekly_trend(filters: ChartFilters) -> Chart:
-    rows = (failures(filters).filter(job__ended_at__isnull=False)
-            .annotate(week=TruncWeek("job__ended_at")).values("week")
-            .annotate(n=Count("pk"), gpu=Sum("gpu_seconds")).order_by("week"))
+def weekly_trend(filters: ChartFilters, source=None) -> Chart:
     out = []
-    for r in rows:
-        monday = r["week"].date() if isinstance(r["week"], datetime) else r["week"]
+    for monday, n, gpu in (source or source_for(filters)).weekly(filters):
         sunday = monday + timedelta(days=6)
         link = ChartFilters(team=filters.team, platform=filters.platform, category=filters.category,
                             since_text=monday.isoformat(), until_text=sunday.isoformat()).queue_url()
-        out.append(Row(iso_week(monday), iso_week(monday), r["n"], (r["gpu"] or 0.0) / HOUR, link,
-                       {"week_start": monday.isoformat()}))
+        out.append(Row(iso_week(monday), iso_week(monday), n, gpu, link, {"week_start": monday.isoformat()}))
     chart = Chart("trend", "Weekly trend",
                   "Failed jobs and wasted GPU hours per ISO week (Monday to Sunday, by the time the job ended).",
                   "trend", out, empty=NO_MATCH, extra_columns=[("week_start", "week_start")])
@@ -277,12 +466,10 @@ def weekly_trend(filters: ChartFilters) -> Chart:
 PARETO_TOP = 30
 
 
-def pareto(filters: ChartFilters, top: int = PARETO_TOP) -> Chart:
-    qs = failures(filters)
-    grand = qs.aggregate(gpu=Sum("gpu_seconds"), n=Count("pk"))
-    total_gpu = (grand["gpu"] or 0.0) / HOUR
-    ranked = list(qs.values("signature_id").annotate(n=Count("pk"), gpu=Sum("gpu_seconds"))
-                  .order_by("-gpu", "-n", "signature_id")[:top])
+def pareto(filters: ChartFilters, top: int = PARETO_TOP, source=None) -> Chart:
+    source = source or source_for(filters)
+    n_total, total_gpu = source.totals(filters)
+    ranked = source.ranked(source.signature_scope(filters), top)
     labels = dict(Signature.objects.filter(pk__in=[r["signature_id"] for r in ranked])
                   .values_list("pk", "masked_message"))
     rows, cumulative = [], 0.0
@@ -298,27 +485,15 @@ def pareto(filters: ChartFilters, top: int = PARETO_TOP) -> Chart:
                   "signatures cover together, so fixing the first few bars saves the most.",
                   "pareto", rows, empty=NO_MATCH,
                   extra_columns=[("rank", "rank"), ("cumulative_share", "cumulative_gpu_share_pct")])
-    chart.total_failures, chart.total_gpu_hours = grand["n"] or 0, total_gpu
+    chart.total_failures, chart.total_gpu_hours = n_total, total_gpu
     return chart
 
 
-def attempt_gpu_seconds():
-    """GPUs x wall time of one attempt, in the database (0 for missing or inverted times)."""
-    wall = ExpressionWrapper(F("ended_at") - F("started_at"), output_field=DurationField())
-    epoch = Func(wall, template="EXTRACT(EPOCH FROM %(expressions)s)", output_field=FloatField()) \
-        if connection.vendor == "postgresql" else Value(0.0)
-    return Coalesce(Greatest(F("gpus") * epoch, Value(0.0)), Value(0.0), output_field=FloatField())
-
-
-def retry_waste(filters: ChartFilters) -> Chart:
-    qs = _filter(Attempt.objects.filter(number__gt=1, job__failure__isnull=False), filters, "job__failure__")
-    rows = (qs.annotate(_key=effective_category("job__failure__")).values("_key")
-            .annotate(n=Count("pk"), gpu=Sum(attempt_gpu_seconds())).order_by("-gpu", "-n", "_key"))
+def retry_waste(filters: ChartFilters, source=None) -> Chart:
     out = []
-    for r in rows:
-        key = r["_key"]
+    for key, n, gpu in (source or source_for(filters)).retries(filters):
         advice = CATEGORIES[key].retry_advice if key in CATEGORIES else ""
-        out.append(Row(key, CATEGORIES[key].name if key in CATEGORIES else key, r["n"], (r["gpu"] or 0.0) / HOUR,
+        out.append(Row(key, CATEGORIES[key].name if key in CATEGORIES else key, n, gpu,
                        filters.queue_url(category=key),
                        {"retry_advice": advice, "cannot_help": advice == DO_NOT_RETRY}))
     wasted = sum(r.gpu_hours for r in out if r.extra["cannot_help"])
@@ -333,41 +508,19 @@ def retry_waste(filters: ChartFilters) -> Chart:
     return chart
 
 
-class PercentileCont(Aggregate):
-    """PostgreSQL's ordered-set aggregate: percentile_cont(p) WITHIN GROUP (ORDER BY expr)."""
-    function = "PERCENTILE_CONT"
-    template = "%(function)s(%(percentile)s) WITHIN GROUP (ORDER BY %(expressions)s)"
-    output_field = FloatField()
-
-    def __init__(self, expression, percentile: float, **extra):
-        super().__init__(expression, percentile=float(percentile), **extra)
-
-
-def time_to_failure(filters: ChartFilters) -> Chart:
-    qs = failures(filters).filter(job__started_at__isnull=False, job__ended_at__isnull=False)
-    wall = ExpressionWrapper(F("job__ended_at") - F("job__started_at"), output_field=DurationField())
-    postgres = connection.vendor == "postgresql"
-    aggregates = {"n": Count("pk"), "gpu": Sum("gpu_seconds")}
-    if postgres:
-        seconds = Func(wall, template="EXTRACT(EPOCH FROM %(expressions)s)", output_field=FloatField())
-        aggregates.update({f"p{p}": PercentileCont(seconds, p / 100) for p in (10, 25, 50, 75, 90)})
-    rows = (qs.annotate(_key=effective_category()).values("_key").annotate(**aggregates).order_by("_key"))
+def time_to_failure(filters: ChartFilters, source=None) -> Chart:
     out = []
-    for r in rows:
-        key = r["_key"]
-        extra = {f"p{p}_hours": round((r.get(f"p{p}") or 0.0) / HOUR, 3) for p in (10, 25, 50, 75, 90)} \
-            if postgres else {}
-        out.append(Row(key, CATEGORIES[key].name if key in CATEGORIES else key, r["n"], (r["gpu"] or 0.0) / HOUR,
+    for key, n, gpu, hours in (source or source_for(filters)).durations(filters):
+        extra = {f"p{p}_hours": round(hours[p], 3) for p in PERCENTILES}
+        out.append(Row(key, CATEGORIES[key].name if key in CATEGORIES else key, n, gpu,
                        filters.queue_url(category=key), extra))
     out.sort(key=lambda r: -r.extra.get("p50_hours", 0))
     caption = ("How long jobs ran before they failed, per category: the box spans the middle half of the jobs, "
                "the line inside is the median, whiskers reach the 10th and 90th percentiles; late failures waste "
                "the most.")
-    if not postgres:
-        caption = "Percentiles need PostgreSQL; this database only gives counts and GPU hours."
     chart = Chart("time_to_failure", "Time to failure", caption, "box", out,
                   empty="No failed job in this view has both a start and an end time.",
-                  extra_columns=[(f"p{p}_hours", f"p{p}_hours") for p in (10, 25, 50, 75, 90)])
+                  extra_columns=[(f"p{p}_hours", f"p{p}_hours") for p in PERCENTILES])
     chart.total_failures = sum(r.failures for r in out)
     chart.total_gpu_hours = sum(r.gpu_hours for r in out)
     return chart

@@ -1,6 +1,7 @@
 """The weekly failure report (per ISO week, for the organisation or one team), built from querysets into
 plain dataclasses that both the page (triage/views_reports.py) and the email (weekly_report command and
-the Celery beat task) render. Every number is an aggregate computed in PostgreSQL.
+the Celery beat task) render. Every number is an aggregate computed in PostgreSQL, from the daily
+rollups of triage/rollups.py (a week is whole days).
 """
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone as dt_timezone
 
-from django.db.models import Count, DurationField, Exists, ExpressionWrapper, F, FloatField, Func, OuterRef, Q, Sum
+from django.db.models import Count, DurationField, ExpressionWrapper, F, FloatField, Func, Q
 
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, STAGES
-from jobs_ingest.models import Attempt, Failure, Signature
+from jobs_ingest.models import Signature
 from triage import analytics
 from triage.analytics import HOUR, ChartFilters, PercentileCont
 from triage.models import JudgmentEvent, SignatureTriage
@@ -186,19 +187,10 @@ class Report:
         return ChartFilters.for_range(self.week.start, self.week.end, self.team)
 
 
-def _totals(week: Week, team: str) -> Totals:
-    n, gpu = analytics.totals(ChartFilters.for_range(week.start, week.end, team))
-    attempts = Attempt.objects.filter(job__ended_at__gte=week.start, job__ended_at__lt=week.end)
-    if team:
-        attempts = attempts.filter(job__team=team)
-    all_gpu = attempts.aggregate(s=Sum(analytics.attempt_gpu_seconds()))["s"] or 0.0
-    return Totals(n, gpu, all_gpu / HOUR)
-
-
-def _ranked(filters: ChartFilters, limit: int, qs=None) -> list[dict]:
-    qs = analytics.failures(filters) if qs is None else qs
-    return list(qs.values("signature_id").annotate(n=Count("pk"), gpu=Sum("gpu_seconds"))
-                .order_by("-gpu", "-n", "signature_id")[:limit])
+def _totals(week: Week, team: str, source) -> Totals:
+    filters = ChartFilters.for_range(week.start, week.end, team)
+    n, gpu = source.totals(filters)
+    return Totals(n, gpu, source.all_jobs_gpu_hours(filters))
 
 
 def _lines(ranked: list[dict]) -> list[SignatureLine]:
@@ -214,8 +206,8 @@ def _lines(ranked: list[dict]) -> list[SignatureLine]:
     return lines
 
 
-def _triage(filters: ChartFilters) -> Triage:
-    in_scope = Signature.objects.filter(Exists(analytics.failures(filters).filter(signature=OuterRef("pk"))))
+def _triage(filters: ChartFilters, source) -> Triage:
+    in_scope = Signature.objects.filter(pk__in=source.signature_scope(filters).values("signature_id"))
     counts = in_scope.aggregate(
         n=Count("pk"), confirmed=Count("pk", filter=Q(triage__category__gt="")),
         fixed=Count("pk", filter=Q(triage__fix_description__gt="") | Q(triage__fix_diff__gt="")
@@ -231,9 +223,9 @@ def _triage(filters: ChartFilters) -> Triage:
     return Triage(counts["n"], counts["confirmed"], counts["fixed"], median, counts["triaged"])
 
 
-def _mix(filters: ChartFilters) -> dict[str, list[MixLine]]:
-    cat = analytics._grouped(analytics.failures(filters), analytics.effective_category())
-    stage = analytics._grouped(analytics.failures(filters), F("stage"))
+def _mix(filters: ChartFilters, source) -> dict[str, list[MixLine]]:
+    cat = source.grouped(filters, "category")
+    stage = source.grouped(filters, "stage")
     n_total = sum(n for _, n, _ in cat) or 1
     g_total = sum(g for _, _, g in cat) or 1
     dims: dict[str, list] = {}
@@ -261,35 +253,40 @@ def _mix(filters: ChartFilters) -> dict[str, list[MixLine]]:
 REPORT_CHARTS = ("category", "stage", "pareto", "retry", "team")
 
 
-def build(week: Week, team: str = "", *, charts: bool = True, top: int = 10) -> Report:
+def build(week: Week, team: str = "", *, charts: bool = True, top: int = 10, source=None) -> Report:
+    """`source`: analytics.ROLLUPS (the default: weeks are whole days) or analytics.RAW (the benchmark's
+    baseline); both give the same report."""
+    source = source or analytics.ROLLUPS
     filters = ChartFilters.for_range(week.start, week.end, team)
     previous_filters = ChartFilters.for_range(week.previous().start, week.previous().end, team)
-    current, previous = _totals(week, team), _totals(week.previous(), team)
+    current, previous = _totals(week, team, source), _totals(week.previous(), team, source)
 
-    top_lines = _lines(_ranked(filters, top))
-    previous_ranks = {r["signature_id"]: i for i, r in enumerate(_ranked(previous_filters, 1000), 1)}
+    scope = source.signature_scope(filters)
+    top_lines = _lines(source.ranked(scope, top))
+    previous_ranks = {r["signature_id"]: i
+                      for i, r in enumerate(source.ranked(source.signature_scope(previous_filters), 1000), 1)}
     for line in top_lines:
         line.previous_rank = previous_ranks.get(line.signature_id)
 
-    new_qs = analytics.failures(filters).filter(signature__first_seen__gte=week.start,
-                                                signature__first_seen__lt=week.end)
-    new_count = new_qs.values("signature_id").distinct().count()
-    new_lines = _lines(_ranked(filters, 10, new_qs))
+    first_seen_this_week = Signature.objects.filter(first_seen__gte=week.start, first_seen__lt=week.end).values("pk")
+    new_scope = scope.filter(signature_id__in=first_seen_this_week)
+    new_count = new_scope.values("signature_id").distinct().count()
+    new_lines = _lines(source.ranked(new_scope, 10))
 
     regressed_ids = JudgmentEvent.objects.filter(field="state", new_value=SignatureTriage.State.REGRESSED,
                                                  at__gte=week.start, at__lt=week.end).values("signature_id")
-    regressed_lines = _lines(_ranked(filters, 20, analytics.failures(filters).filter(signature_id__in=regressed_ids)))
+    regressed_lines = _lines(source.ranked(scope.filter(signature_id__in=regressed_ids), 20))
 
-    retry = analytics.retry_waste(filters)
-    previous_retry = analytics.retry_waste(previous_filters)
+    retry = analytics.retry_waste(filters, source)
+    previous_retry = analytics.retry_waste(previous_filters, source)
     report = Report(week, team, current, previous, top_lines, new_lines, new_count, regressed_lines,
-                    _triage(filters), retry.total_gpu_hours, retry.wasted_gpu_hours,
-                    previous_retry.wasted_gpu_hours, _mix(filters))
+                    _triage(filters, source), retry.total_gpu_hours, retry.wasted_gpu_hours,
+                    previous_retry.wasted_gpu_hours, _mix(filters, source))
     if charts and report.has_failures:
         names = [n for n in REPORT_CHARTS if not (team and n == "team")]
-        report.charts = [retry if n == "retry" else analytics.CHARTS[n](filters) for n in names]
+        report.charts = [retry if n == "retry" else analytics.CHARTS[n](filters, source=source) for n in names]
         trend_filters = ChartFilters.for_range(week.start - timedelta(weeks=7), week.end, team)
-        report.charts.insert(0, analytics.weekly_trend(trend_filters))
+        report.charts.insert(0, analytics.weekly_trend(trend_filters, source))
         report.charts[0].title = "Last 8 weeks"
     return report
 
