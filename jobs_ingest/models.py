@@ -141,6 +141,8 @@ class Failure(models.Model):
     evidence = models.TextField(blank=True)
     tagger_version = models.CharField(max_length=16)
     retry_advice = models.CharField(max_length=32, choices=RETRY_CHOICES)
+    capture = models.JSONField(default=dict, blank=True,
+                               help_text="what the training-side hook captured (stages, inputs, artifacts, replay)")
     analysed_at = models.DateTimeField(auto_now=True)
     indexed_at = models.DateTimeField(null=True, blank=True, db_index=True,
                                       help_text="when Elasticsearch last received this version; null = pending")
