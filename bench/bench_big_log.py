@@ -248,10 +248,12 @@ def main() -> None:
             values = dict(log_bytes=size, upload_seconds=uploaded, total_seconds=total, disk_read_seconds=disk,
                           peak_kb=peak, sampled_peak_kb=sampled, idle_kb=idle, peak_from="VmHWM" if reset else "sampled",
                           category=failure["category"], failure_line=failure["failure_line"])
-            rows.append(row(f"{label}: Celery worker (pool process) peak RSS", f"{peak['worker'] / 1024:.0f} MiB",
+            rows.append(row(f"{label}: Celery worker (pool process) peak RSS",
+                            f"{peak['worker'] / 1024:.0f} MiB (+{(peak['worker'] - idle['worker']) / 1024:.0f} MiB)",
                             f"idle worker after a small job: {idle['worker'] / 1024:.0f} MiB",
                             peak["worker"] / idle["worker"], **values))
-            rows.append(row(f"{label}: API (gunicorn worker) peak RSS", f"{peak['api'] / 1024:.0f} MiB",
+            rows.append(row(f"{label}: API (gunicorn worker) peak RSS",
+                            f"{peak['api'] / 1024:.0f} MiB (+{(peak['api'] - idle['api']) / 1024:.0f} MiB)",
                             f"idle API after a small job: {idle['api'] / 1024:.0f} MiB", peak["api"] / idle["api"]))
             rows.append(row(f"{label}: time until analysed and indexed (upload {uploaded:.1f} s)", f"{total:.1f} s",
                             f"reading the file from disk: {disk:.2f} s", total / disk))

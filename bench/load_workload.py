@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -72,6 +73,18 @@ FAILURE_COLUMNS = ("id", "job_id", "signature_id", "found", "failure_line", "fai
                    "tagger_version", "retry_advice", "analysed_at", "indexed_at")
 
 
+def defaulted_columns(model, listed: tuple[str, ...]) -> list[tuple[str, object]]:
+    """(column, value) of the model's columns that are not listed but have a default, as COPY takes them."""
+    from django.db import models
+    extra = []
+    for f in model._meta.concrete_fields:
+        if f.column in listed or not f.has_default():
+            continue
+        value = f.get_default()
+        extra.append((f.column, json.dumps(value) if isinstance(f, models.JSONField) else value))
+    return extra
+
+
 def _clean(text: str) -> str:
     return text.replace("\x00", "") if "\x00" in text else text  # PostgreSQL text cannot hold NUL
 
@@ -83,6 +96,13 @@ class Loader:
         self.tables = {m: m._meta.db_table for m in (Job, Attempt, Signature, Failure)}
         self.job_t, self.attempt_t = self.tables[Job], self.tables[Attempt]
         self.signature_t, self.failure_t = self.tables[Signature], self.tables[Failure]
+        # Columns a later migration added (NOT NULL with a model default) are filled with that default.
+        listed = {Job: JOB_COLUMNS, Attempt: ATTEMPT_COLUMNS, Signature: SIGNATURE_COLUMNS, Failure: FAILURE_COLUMNS}
+        self.columns, self.defaults = {}, {}
+        for model, columns in listed.items():
+            extra = defaulted_columns(model, columns)
+            self.columns[model._meta.db_table] = ", ".join([*columns, *(c for c, _ in extra)])
+            self.defaults[model._meta.db_table] = tuple(v for _, v in extra)
         # (fingerprint, normaliser_version) -> signature id, for signatures already in the database.
         self.signature_ids: dict[tuple[str, str], int] = {}
         # signature id -> [count, gpu_seconds, first_seen, last_seen, category, confidence] added by this load.
@@ -92,6 +112,13 @@ class Loader:
             cur.execute(f"SELECT fingerprint, normaliser_version, id FROM {self.signature_t}")
             for fingerprint, version, pk in cur.fetchall():
                 self.signature_ids[(fingerprint, version)] = pk
+
+    @contextmanager
+    def _copy_into(self, cur, table: str):
+        """COPY into a table; yields write_row(tuple of the listed columns)."""
+        with cur.copy(f"COPY {table} ({self.columns[table]}) FROM STDIN") as copy:
+            extra = self.defaults[table]
+            yield (lambda values: copy.write_row(values + extra)) if extra else copy.write_row
 
     def _ids(self, cur, table: str, n: int) -> list[int]:
         if not n:
@@ -117,30 +144,30 @@ class Loader:
             for key, pk in zip(new, self._ids(cur, self.signature_t, len(new))):
                 self.signature_ids[key] = pk
             if new:
-                with cur.copy(f"COPY {self.signature_t} ({', '.join(SIGNATURE_COLUMNS)}) FROM STDIN") as copy:
+                with self._copy_into(cur, self.signature_t) as write_row:
                     for key, f in new.items():
                         # Counters start at zero; finish() adds this load's totals.
-                        copy.write_row((self.signature_ids[key], key[0], key[1], f["exception_type"][:255],
+                        write_row((self.signature_ids[key], key[0], key[1], f["exception_type"][:255],
                                         _clean(f["masked_message"]), f["category"], f["confidence"], None, None,
                                         0, 0.0, "[]", now))
-            with cur.copy(f"COPY {self.job_t} ({', '.join(JOB_COLUMNS)}) FROM STDIN") as copy:
+            with self._copy_into(cur, self.job_t) as write_row:
                 for job, pk in zip(jobs, job_ids):
-                    copy.write_row((pk, job["platform"], job["external_id"], job["name"], job["submitter"],
+                    write_row((pk, job["platform"], job["external_id"], job["name"], job["submitter"],
                                     job["team"], job["status"], job["submitted_at"], job["started_at"],
                                     job["ended_at"], job["gpus"], job["exit_code"], job["signal"], job["command"],
                                     job["code_version"], job["image"], job["log_path"], job["log_bytes"],
                                     job["log_sha256"], json.dumps(job["extra"]), "analysed", "", now, now))
-            with cur.copy(f"COPY {self.attempt_t} ({', '.join(ATTEMPT_COLUMNS)}) FROM STDIN") as copy:
+            with self._copy_into(cur, self.attempt_t) as write_row:
                 for job, pk in zip(jobs, job_ids):
                     for a in job["attempts"]:
-                        copy.write_row((next(attempt_ids), pk, a["number"], a["started_at"], a["ended_at"],
+                        write_row((next(attempt_ids), pk, a["number"], a["started_at"], a["ended_at"],
                                         a["gpus"], a["exit_code"], a["status"]))
                         self.attempts += 1
-            with cur.copy(f"COPY {self.failure_t} ({', '.join(FAILURE_COLUMNS)}) FROM STDIN") as copy:
+            with self._copy_into(cur, self.failure_t) as write_row:
                 for job, pk in failed:
                     f = job["failure"]
                     sid = self.signature_ids[(f["fingerprint"], f["normaliser_version"])]
-                    copy.write_row((next(failure_ids), pk, sid, f["found"], _clean(f["failure_line"]),
+                    write_row((next(failure_ids), pk, sid, f["found"], _clean(f["failure_line"]),
                                     f["failure_line_number"], f["exception_type"][:255], _clean(f["message"]),
                                     _clean(f["traceback"]), f["user_frame"][:512], _clean(f["excerpt"]),
                                     f["excerpt_start_line"], f["stage"], f["gpu_seconds"], f["category"],

@@ -75,6 +75,7 @@ class Benchmark:
     servers: bool  # needs PostgreSQL / Redis / Elasticsearch
     args: dict = field(default_factory=dict)  # mode ("quick", "full", "1m") -> arguments
     datasets: dict = field(default_factory=dict)  # mode -> data set names (the first sets DATABASE_URL)
+    uses_database: bool = True  # False: reads only the data set's index (no migration needed)
 
     def runs(self, mode: str) -> list[tuple[list[str], Dataset | None]]:
         """The commands to run for a mode: one per data set (or one without)."""
@@ -103,7 +104,8 @@ BENCHMARKS = [
     Benchmark("search", "bench_search.py", "Similar-failure and log search latency", "markdown", servers=True,
               args={"quick": ["--es-prefix", "{es_prefix}", "--queries", "20"],
                     "full": ["--es-prefix", "{es_prefix}", "--queries", "200"]},
-              datasets={"quick": ["quick"], "full": ["100k-failures"], "1m": ["100k-failures", "1m-failures"]}),
+              datasets={"quick": ["quick"], "full": ["100k-failures"], "1m": ["100k-failures", "1m-failures"]},
+              uses_database=False),
     Benchmark("tagger", "eval_tagger.py", "Tagger accuracy (development and held-out sets)", "markdown",
               servers=False, args={"quick": ["bench/devset/programs.jsonl"], "full": ["--heldout"]}),
     Benchmark("similar_quality", "eval_similar.py", "Similar-failure search quality", "markdown", servers=True,
@@ -219,18 +221,22 @@ class DatasetError(RuntimeError):
     """A data set is there but not the one expected; it is left alone."""
 
 
-def prepare_dataset(dataset: Dataset, env: dict, log, log_file) -> dict:
-    """Make sure the data set is there (create it if missing), migrated, and indexed; returns its env."""
+def prepare_dataset(dataset: Dataset, env: dict, log, log_file, migrate: bool = True) -> dict:
+    """Make sure the data set is there (create it if missing), migrated (if `migrate`: the benchmark
+    reads the database through Django), and indexed; returns its env."""
     base = env["DATABASE_URL"].rsplit("/", 1)[0]
     ds_env = {**env, "DATABASE_URL": f"{base}/{dataset.database}", "ES_INDEX_PREFIX": dataset.es_prefix}
+    if dataset.database in _PREPARED and _PREPARED[dataset.database] >= migrate:  # once per run (the quick set is rebuilt once)
+        return ds_env
     jobs, failures, docs = dataset_state(dataset, env)
     if jobs is None:
         import psycopg
         with psycopg.connect(base + "/postgres", autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{dataset.database}"')
     # Migrations first: a data set made by an older commit lacks newer columns and indexes.
-    subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=ds_env, check=True,
-                   stdout=log_file, stderr=log_file)
+    if migrate or not jobs:
+        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=ds_env, check=True,
+                       stdout=log_file, stderr=log_file)
     command = None
     if dataset.recreate or not jobs:
         command = dataset.load_command("--reset")
@@ -246,7 +252,11 @@ def prepare_dataset(dataset: Dataset, env: dict, log, log_file) -> dict:
         command = [part.replace("{DATABASE_BASE}", base) for part in command]
         # The loader's progress bar goes straight to our stderr: loading 1M jobs takes minutes.
         subprocess.run(command, cwd=ROOT, env=ds_env, check=True, stdout=log_file)
+    _PREPARED[dataset.database] = migrate or _PREPARED.get(dataset.database, False)
     return ds_env
+
+
+_PREPARED: dict[str, bool] = {}  # data sets ready in this run -> whether they were migrated
 
 
 # -- running ----------------------------------------------------------------------------------------
@@ -262,7 +272,7 @@ def run_benchmark(bench: Benchmark, mode: str, env: dict, log, out_dir: Path = R
         for command, dataset in bench.runs(mode):
             shown = "python " + " ".join(shlex.quote(c) for c in command[1:])
             try:
-                run_env = prepare_dataset(dataset, env, log, log_file) if dataset else env
+                run_env = prepare_dataset(dataset, env, log, log_file, bench.uses_database) if dataset else env
             except (subprocess.CalledProcessError, DatasetError) as exc:
                 log_file.flush()
                 entry["runs"].append({"command": shown, "dataset": dataset.database, "exit_code": None,

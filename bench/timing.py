@@ -23,7 +23,7 @@ def ratio_text(ratio: float | None) -> str:
         return "-"
     if ratio >= 100:
         return f"{ratio:,.0f}x"
-    return f"{ratio:.2f}x" if ratio < 1 else f"{ratio:.1f}x"
+    return f"{ratio:.2f}x" if ratio < 2 else f"{ratio:.1f}x"
 
 
 def row(what: str, figure: str, baseline: str, ratio: float | None, **values) -> dict:

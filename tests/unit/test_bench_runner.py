@@ -39,7 +39,7 @@ def test_server_versions_say_when_a_server_cannot_be_reached():
 def test_ratio_is_the_cost_over_the_baseline_cost():
     assert ratio_text(None) == "-"
     assert ratio_text(0.25) == "0.25x"
-    assert ratio_text(3.14159) == "3.1x"
+    assert ratio_text(1.031) == "1.03x" and ratio_text(3.14159) == "3.1x"
     assert ratio_text(1880.4) == "1,880x"
     r = row("ingest, 1 worker", "16 jobs/s", "disk: 30,000 jobs/s", 1875.0, seconds=63.8)
     table = markdown_table([r])
