@@ -74,7 +74,7 @@ class Benchmark:
     output: str  # "json": rows with baselines (bench/timing.py); "markdown": the script's own table, verbatim
     servers: bool  # needs PostgreSQL / Redis / Elasticsearch
     args: dict = field(default_factory=dict)  # mode ("quick", "full", "1m") -> arguments
-    datasets: dict = field(default_factory=dict)  # mode -> data set names (the first sets DATABASE_URL)
+    datasets: dict = field(default_factory=dict)  # mode -> data sets; one run per set, with its database and index
     uses_database: bool = True  # False: reads only the data set's index (no migration needed)
 
     def runs(self, mode: str) -> list[tuple[list[str], Dataset | None]]:
@@ -91,7 +91,7 @@ class Benchmark:
 BENCHMARKS = [
     Benchmark("parse", "bench_parse.py", "Parse + tag throughput, one core", "json", servers=False,
               args={"quick": ["--big-mb", "20", "--repeat", "1"], "full": ["--big-mb", "200"]}),
-    Benchmark("ingest", "bench_ingest.py", "End-to-end ingest (API format -> Redis -> Celery -> PostgreSQL + "
+    Benchmark("ingest", "bench_ingest.py", "End-to-end ingest (ingest_dir -> Redis -> Celery -> PostgreSQL + "
               "Elasticsearch)", "json", servers=True, args={"quick": ["--jobs", "100"], "full": ["--jobs", "1000"]}),
     Benchmark("big_log", "bench_big_log.py", "Worker and API memory while ingesting a 1 GB log", "json",
               servers=True, args={"quick": ["--size-mb", "64"], "full": ["--size-mb", "1024"]}),

@@ -153,3 +153,13 @@ def test_quick_parse_benchmark_through_the_runner(tmp_path):
     md = (tmp_path / "quick.md").read_text()
     assert "## Machine" in md and "parse + tag, 1 core" in md and saved["commit"] in md
     assert (tmp_path / "logs" / "parse.log").stat().st_mtime >= started - 1
+
+
+def test_runner_refuses_clearly_when_a_server_is_down(tmp_path):
+    # Ports where nothing listens: `scripts/servers.sh status` reports them down (it only probes).
+    env = {**os.environ, "PG_PORT": "1", "REDIS_PORT": "2"}
+    out = subprocess.run([sys.executable, "bench/run_all.py", "--quick", "--only", "ingest", "--out", str(tmp_path)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert "scripts/servers.sh start" in out.stderr and "127.0.0.1:1" in out.stderr
+    assert not (tmp_path / "quick.md").exists()
