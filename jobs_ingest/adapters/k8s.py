@@ -33,12 +33,13 @@ class K8sRecordError(ValueError):
 def flatten(documents: Iterable) -> Iterator[tuple[str, dict | Rejected]]:
     """(where, object) for every object of the documents; Lists are opened."""
     for doc_number, document in enumerate(documents, 1):
-        items = document.get("items") if isinstance(document, dict) and "items" in document else [document]
+        is_list = isinstance(document, dict) and "items" in document
+        items = document["items"] if is_list else [document]
         if not isinstance(items, list):
             yield f"document {doc_number}", Rejected(f"document {doc_number}", "'items' is not a list")
             continue
         for index, item in enumerate(items):
-            where = f"document {doc_number} item {index}" if "items" in (document or {}) else f"document {doc_number}"
+            where = f"document {doc_number} item {index}" if is_list else f"document {doc_number}"
             if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict) or not item.get("kind"):
                 yield where, Rejected(where, "is not a Kubernetes object (kind and metadata are required)")
             else:

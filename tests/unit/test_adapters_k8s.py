@@ -95,3 +95,11 @@ def test_every_adapted_record_is_valid_job_metadata():
     for item in read("jobs-pods.json", "pytorchjob.json", "pods-only.json"):
         if isinstance(item, Adapted):
             parse_job(item.metadata)
+
+
+def test_documents_that_are_not_objects_are_named():
+    items = list(k8s.read_objects([["not", "an", "object"], "items", {"kind": "List", "items": "x"}]))
+    assert [(i.where, i.reason) for i in items] == [
+        ("document 1", "is not a Kubernetes object (kind and metadata are required)"),
+        ("document 2", "is not a Kubernetes object (kind and metadata are required)"),
+        ("document 3", "'items' is not a list")]
