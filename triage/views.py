@@ -11,6 +11,7 @@ from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from jobs_ingest.core.analyse import clean_capture
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, RETRY_ADVICE, ROOT_CAUSES, STAGES
 from jobs_ingest.models import Failure, Job, Signature
 from triage import search_views, selectors, services
@@ -136,7 +137,8 @@ def fixed_by(request, signature_id: int):
 def job_detail(request, job_id: int):
     job = get_object_or_404(Job.objects.prefetch_related("attempts"), pk=job_id)
     failure = Failure.objects.select_related("signature", "signature__triage").filter(job=job).first()
-    context = {"job": job, "failure": failure, "can_triage": can_triage(request.user)}
+    context = {"job": job, "failure": failure, "can_triage": can_triage(request.user),
+               "capture": _hook_capture(failure, job)}
     if failure:
         triage = getattr(failure.signature, "triage", None)
         override = FailureOverride.objects.filter(failure=failure).first()
@@ -154,6 +156,16 @@ def job_detail(request, job_id: int):
             **search_views.similar_panel(failure),
         })
     return render(request, "triage/job_detail.html", context)
+
+
+def _hook_capture(failure: Failure | None, job: Job) -> dict | None:
+    """What the training-side hook captured: from the log (stored on the failure), else from the job's
+    metadata (the `jobtriage run` wrapper sends it too). Metadata is raw client input: cleaned alike."""
+    capture = (failure.capture if failure else None) or clean_capture(job.extra.get("capture"))
+    if not capture:
+        return None
+    return {**capture, "stage_label": STAGES.get(capture.get("stage", ""), ""),
+            "stages": [{**s, "label": STAGES.get(s["stage"], s["stage"])} for s in capture.get("stages", [])]}
 
 
 @require_POST
