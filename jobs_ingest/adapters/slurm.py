@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -96,6 +97,16 @@ def gpus_from_tres(text: str) -> int | None:
     return total if total is not None else (typed or None)
 
 
+def gpus_from_gres(text: str) -> int | None:
+    """GPUs in the older GRES columns (AllocGRES / ReqGRES): 'gpu:4', 'gpu:a100:4(IDX:0-3)', 'gpu:2,craynetwork:1'."""
+    total = None
+    for item in (text or "").split(","):
+        match = re.match(r"^\s*gpu(?::[^:(]+)?:(\d+)", item)
+        if match:
+            total = (total or 0) + int(match.group(1))
+    return total
+
+
 def gpus_from_tres_list(items) -> int | None:
     """GPUs in sacct --json `tres.allocated` / `tres.requested` ([{type, name, count}, ...])."""
     if not isinstance(items, list):
@@ -144,17 +155,28 @@ def _first(value) -> str:
 
 # ---------------------------------------------------------------- one incarnation of a job
 
+@dataclass
 class _Run:
     """One sacct record (one incarnation of a job), normalised from either format."""
-
-    def __init__(self, *, job_id: str, raw_id: str, name="", user="", account="", partition="", state="",
-                 cancelled_by="", exit_code=None, signal="", submit=None, start=None, end=None, gpus=None,
-                 restarts=0, nodes="", command="", workdir="", where=""):
-        self.job_id, self.raw_id, self.name, self.user, self.account = job_id, raw_id, name, user, account
-        self.partition, self.state, self.cancelled_by = partition, state, cancelled_by
-        self.exit_code, self.signal, self.submit, self.start, self.end = exit_code, signal, submit, start, end
-        self.gpus, self.restarts, self.nodes, self.command, self.workdir = gpus, restarts, nodes, command, workdir
-        self.where = where
+    job_id: str
+    raw_id: str
+    where: str
+    state: str
+    name: str = ""
+    user: str = ""
+    account: str = ""
+    partition: str = ""
+    cancelled_by: str = ""
+    exit_code: int | None = None
+    signal: str = ""
+    submit: str | None = None
+    start: str | None = None
+    end: str | None = None
+    gpus: int | None = None
+    restarts: int = 0
+    nodes: str = ""
+    command: str = ""
+    workdir: str = ""
 
 
 def _is_step(job_id: str) -> bool:
@@ -193,7 +215,9 @@ def runs_from_parsable2(lines: Iterable[str]) -> Iterator[_Run | Rejected]:
             exit_code, signal = parse_exit_code(row.get("ExitCode", ""))
             gpus = gpus_from_tres(row.get("AllocTRES", ""))
             if gpus is None:
-                gpus = gpus_from_tres(row.get("ReqTRES", "")) or gpus_from_tres(row.get("AllocGRES", ""))
+                gpus = gpus_from_tres(row.get("ReqTRES", ""))
+            if gpus is None:
+                gpus = gpus_from_gres(row.get("AllocGRES", "") or row.get("ReqGRES", ""))
             restarts = row.get("Restarts", "").strip()
             yield _Run(job_id=job_id, raw_id=row.get("JobIDRaw", "").strip() or job_id,
                        name=row.get("JobName", "").strip(), user=row.get("User", "").strip(),

@@ -162,3 +162,16 @@ def test_epilog_hook_maps_scontrol_fields():
     parse_job(job)
     assert epilog.build_job({"SLURM_JOB_ID": "1", "SLURM_JOB_EXIT_CODE2": "0:0"}, {}) is None   # success
     assert epilog.build_job({"SLURM_JOB_ID": "1", "SLURM_JOB_EXIT_CODE2": "0:9"}, {})["signal"] == "9"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("gpu:4", 4), ("gpu:a100:4(IDX:0-3)", 4), ("gpu:2,craynetwork:1", 2), ("craynetwork:1", None), ("", None),
+])
+def test_gpus_from_the_older_gres_columns(text, expected):
+    assert slurm.gpus_from_gres(text) == expected
+
+
+def test_gres_column_when_there_is_no_tres():
+    text = "JobID|State|ExitCode|Start|End|AllocGRES\n42|FAILED|1:0|2026-11-16T08:00:00|2026-11-16T09:00:00|gpu:v100:2\n"
+    [job] = slurm.read_sacct(text, "parsable2")
+    assert job.metadata["gpus"] == 2 and job.metadata["attempts"][0]["gpus"] == 2

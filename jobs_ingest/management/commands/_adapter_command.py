@@ -1,6 +1,7 @@
 """What ingest_slurm, ingest_k8s and ingest_philly share: store the jobs an adapter produced, with
 a progress bar, bad records named and skipped, `--wait`, and a one-line summary (the style of
 ingest_dir). The leading underscore keeps Django from listing this module as a command."""
+import sys
 import time
 from typing import Iterable
 
@@ -88,7 +89,6 @@ class AdapterCommand(BaseCommand):
 
 def open_input(path: str):
     """A binary stream for a path, or standard input for '-' (so `sacct ... | manage.py ...` works)."""
-    import sys
     if path == "-":
         return sys.stdin.buffer
     try:
