@@ -410,7 +410,7 @@ def by_root_cause(filters: ChartFilters, source=None) -> Chart:
                  lambda k: filters.queue_url(root_cause=k or NOT_RECORDED), NO_MATCH)
 
 
-NOT_RECORDED = "none"  # the queue's root_cause value for "no root cause recorded yet"
+NOT_RECORDED = "none"  # the queue's root_cause value for "no root cause recorded yet" (selectors.NOT_RECORDED)
 
 
 def _by_job_field(name, title, caption, filters, field_name, source, limit=None) -> Chart:

@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, STAGES
+from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, ROOT_CAUSES, STAGES
 from jobs_ingest.jobspec import parse_time
 from jobs_ingest.models import Failure, Signature
 from triage.models import SignatureTriage
@@ -16,6 +16,8 @@ from triage.models import SignatureTriage
 State = SignatureTriage.State
 OPEN = "open"  # the default queue: new and regressed signatures
 STATE_FILTERS = {OPEN: "Open (new + regressed)", **dict(State.choices), "all": "All"}
+NOT_RECORDED = "none"  # root_cause filter: failures without a recorded root cause
+ROOT_CAUSE_FILTERS = {**ROOT_CAUSES, NOT_RECORDED: "Not recorded yet"}
 
 
 @dataclass
@@ -27,8 +29,10 @@ class QueueFilters:
     team: str = ""
     submitter: str = ""
     platform: str = ""
+    root_cause: str = ""
     since: datetime | None = None
     until: datetime | None = None
+    until_is_date: bool = False  # `until` given as a date: that whole day counts
     new_days: int | None = None
 
     @classmethod
@@ -39,22 +43,38 @@ class QueueFilters:
         f.category = query.get("category") if query.get("category") in CATEGORIES else ""
         f.dimension = query.get("dimension") if query.get("dimension") in DIMENSIONS else ""
         f.stage = query.get("stage") if query.get("stage") in STAGES else ""
+        f.root_cause = query.get("root_cause") if query.get("root_cause") in ROOT_CAUSE_FILTERS else ""
         for name in ("team", "submitter", "platform"):
             setattr(f, name, (query.get(name) or "").strip()[:150])
         for name in ("since", "until"):
             try:
                 setattr(f, name, parse_time(query.get(name)) if query.get(name) else None)
             except ValueError:
-                pass
+                continue
+            if name == "until" and f.until and len(query.get(name).strip()) == 10:
+                f.until_is_date = True
         days = query.get("new_days") or ""
         f.new_days = int(days) if days.isdigit() and 0 < int(days) <= 3650 else None
         return f
+
+    @property
+    def until_exclusive(self) -> datetime | None:
+        return self.until + timedelta(days=1) if self.until and self.until_is_date else self.until
 
 
 def effective_category_q(categories: list[str]) -> Q:
     """Signatures whose confirmed category, or else automatic category, is one of these."""
     unconfirmed = Q(triage__isnull=True) | Q(triage__category="")
     return Q(triage__category__in=categories) | (unconfirmed & Q(category__in=categories))
+
+
+def root_cause_q(root_cause: str) -> Q:
+    """Failures whose effective root cause (the job's override, else the signature's judgment) is this
+    one, or none recorded for NOT_RECORDED."""
+    no_override = Q(override__isnull=True) | Q(override__root_cause="")
+    if root_cause == NOT_RECORDED:
+        return no_override & (Q(signature__triage__isnull=True) | Q(signature__triage__root_cause=""))
+    return Q(override__root_cause=root_cause) | (no_override & Q(signature__triage__root_cause=root_cause))
 
 
 def queue(filters: QueueFilters) -> QuerySet:
@@ -78,12 +98,17 @@ def queue(filters: QueueFilters) -> QuerySet:
             job_filters["job__team"] = filters.team
     if filters.stage:
         job_filters["stage"] = filters.stage
-    if job_filters:
-        qs = qs.filter(Exists(Failure.objects.filter(signature=OuterRef("pk"), **job_filters)))
+    # The time range selects failures by when their job ended (as the charts do); the signature's
+    # first/last seen only narrow the candidates cheaply first.
     if filters.since:
         qs = qs.filter(last_seen__gte=filters.since)
-    if filters.until:
-        qs = qs.filter(first_seen__lte=filters.until)
+        job_filters["job__ended_at__gte"] = filters.since
+    if filters.until_exclusive:
+        qs = qs.filter(first_seen__lt=filters.until_exclusive)
+        job_filters["job__ended_at__lt"] = filters.until_exclusive
+    failure_q = root_cause_q(filters.root_cause) if filters.root_cause else Q()
+    if job_filters or filters.root_cause:
+        qs = qs.filter(Exists(Failure.objects.filter(failure_q, signature=OuterRef("pk"), **job_filters)))
     if filters.new_days:
         qs = qs.filter(first_seen__gte=timezone.now() - timedelta(days=filters.new_days))
     return qs.order_by("-gpu_seconds", "-pk")

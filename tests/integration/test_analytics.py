@@ -191,3 +191,43 @@ def test_empty_states_are_explained(client, manager, log_dir):
     assert "No failures match these filters in this time range" in page and 'type="application/json"' not in page
     page = client.get(reverse("analytics"), {"team": "nlp"}).content.decode()  # nlp never retried
     assert "No failed job in this view was retried." in page
+
+
+def queue_signatures(client, url) -> set[str]:
+    response = client.get(url)
+    assert response.status_code == 200
+    return {r["signature"].category for r in response.context["rows"]}
+
+
+def test_drill_down_filters_the_queue_by_when_the_failures_happened(client, manager, dataset):
+    client.force_login(manager)
+    # gpu_oom failed on 11-10 (a4) and 11-17 (a1): its first/last seen span 11-11..11-15, but no failure
+    # of it happened then, so a bar for those days must not lead to it.
+    quiet = ChartFilters.from_query({"since": "2026-11-11", "until": "2026-11-15"})
+    assert analytics.by_category(quiet).rows == []
+    assert queue_signatures(client, quiet.queue_url()) == set()
+    week = ChartFilters.from_query({"since": "2026-11-16", "until": "2026-11-22"})
+    link = analytics.by_category(week).rows[0].link  # gpu_oom in that week: a1
+    assert queue_signatures(client, link) == {"gpu_oom"}
+    assert queue_signatures(client, week.queue_url()) == {"gpu_oom", "path_not_found", "illegal_argument"}
+    # `until` as a date includes that whole day (a3 ended 11-19 08:30).
+    assert queue_signatures(client, ChartFilters.from_query({"since": "2026-11-19", "until": "2026-11-19"})
+                            .queue_url()) == {"illegal_argument"}
+    trend_w46 = next(r for r in analytics.weekly_trend(ChartFilters()).rows if r.key == "2026-W46")
+    assert queue_signatures(client, trend_w46.link) == {"gpu_oom"}
+
+
+def test_root_cause_bars_drill_down_to_the_queue(client, manager, dataset):
+    engineer = user_in(ENGINEERS, "erin")
+    services.judge(Signature.objects.get(category="path_not_found"), engineer, root_cause="environment_difference")
+    services.override_failure(Failure.objects.get(job__external_id="a3"), engineer,
+                              root_cause="common_programming_error")
+    client.force_login(manager)
+    links = {r.key: r.link for r in analytics.by_root_cause(ChartFilters()).rows}
+    assert set(links) == {"", "environment_difference", "common_programming_error"}
+    assert queue_signatures(client, links["environment_difference"]) == {"path_not_found"}
+    assert queue_signatures(client, links["common_programming_error"]) == {"illegal_argument"}
+    assert "root_cause=none" in links[""]
+    assert queue_signatures(client, links[""]) == {"gpu_oom"}  # a1 and a4: nothing recorded
+    page = client.get(links["environment_difference"]).content.decode()
+    assert '<option value="environment_difference" selected>' in page
