@@ -49,7 +49,8 @@ def queue(request):
     return render(request, "triage/queue.html", {
         "page": page, "rows": rows, "filters": filters, "query": query.urlencode(),
         "categories": CATEGORIES.values(), "dimensions": DIMENSIONS, "stages": STAGES,
-        "states": selectors.STATE_FILTERS, "can_triage": can_triage(request.user),
+        "states": selectors.STATE_FILTERS, "root_causes": selectors.ROOT_CAUSE_FILTERS,
+        "can_triage": can_triage(request.user),
     })
 
 
@@ -164,7 +165,10 @@ def _hook_capture(failure: Failure | None, job: Job) -> dict | None:
     capture = (failure.capture if failure else None) or clean_capture(job.extra.get("capture"))
     if not capture:
         return None
-    return {**capture, "stage_label": STAGES.get(capture.get("stage", ""), ""),
+    artifacts = dict(capture.get("artifacts", {}))
+    if artifacts.get("seeds"):
+        artifacts["seeds"] = dict(sorted(artifacts["seeds"].items()))  # jsonb does not keep key order
+    return {**capture, "artifacts": artifacts, "stage_label": STAGES.get(capture.get("stage", ""), ""),
             "stages": [{**s, "label": STAGES.get(s["stage"], s["stage"])} for s in capture.get("stages", [])]}
 
 
