@@ -49,8 +49,7 @@ def queue(request):
     return render(request, "triage/queue.html", {
         "page": page, "rows": rows, "filters": filters, "query": query.urlencode(),
         "categories": CATEGORIES.values(), "dimensions": DIMENSIONS, "stages": STAGES,
-        "states": selectors.STATE_FILTERS, "root_causes": selectors.ROOT_CAUSE_FILTERS,
-        "can_triage": can_triage(request.user),
+        "states": selectors.STATE_FILTERS, "can_triage": can_triage(request.user),
     })
 
 
