@@ -58,6 +58,10 @@ class QueueFilters:
         return f
 
     @property
+    def root_cause_choices(self) -> dict[str, str]:
+        return ROOT_CAUSE_FILTERS
+
+    @property
     def until_exclusive(self) -> datetime | None:
         return self.until + timedelta(days=1) if self.until and self.until_is_date else self.until
 
