@@ -332,6 +332,41 @@ def _r(value):
 
 
 # ---------------------------------------------------------------------------------------------- email
+EMAIL_CHARTS = ("trend", "category", "stage", "retry", "team")
+
+
+@dataclass
+class EmailBar:
+    label: str
+    failures: int
+    gpu_hours: float
+    failures_width: int  # percent of the widest bar of its column, for a CSS width
+    gpu_width: int
+    color: str = analytics.BLUE
+    link: str = ""
+
+
+def email_charts(report: Report, base_url: str = "") -> list[dict]:
+    """The report's charts as rows of bars an email client can draw (table cells with a percent width):
+    mail clients run no JavaScript and often block images."""
+    out = []
+    for chart in report.charts:
+        if chart.name not in EMAIL_CHARTS or chart.is_empty:
+            continue
+        rows = chart.rows[:12]
+        top_n = max((r.failures for r in rows), default=0) or 1
+        top_gpu = max((r.gpu_hours for r in rows), default=0) or 1
+        bars = [EmailBar(r.label if len(r.label) <= 48 else r.label[:46] + "…", r.failures, r.gpu_hours,
+                         round(100 * r.failures / top_n), round(100 * r.gpu_hours / top_gpu),
+                         analytics.RED if r.extra.get("cannot_help") else analytics.BLUE,
+                         base_url + r.link if r.link.startswith("/") else r.link)
+                for r in rows]
+        count_label = "Retry attempts" if chart.kind == "retry" else "Failed jobs"
+        out.append({"title": chart.title, "caption": chart.caption, "bars": bars, "count_label": count_label,
+                    "more": len(chart.rows) - len(rows)})
+    return out
+
+
 def render_email(report: Report, base_url: str | None = None) -> tuple[str, str, str]:
     """(subject, plain text, HTML) of a report's email. Links are absolute (JOBTRIAGE_BASE_URL)."""
     from django.conf import settings
@@ -344,7 +379,8 @@ def render_email(report: Report, base_url: str | None = None) -> tuple[str, str,
     t = report.totals
     subject = (f"Failed jobs {report.week}{' · ' + report.team if report.team else ''}: {t.failed_jobs} failures, "
                f"{t.gpu_hours:,.0f} GPU hours wasted")
-    context = {"report": report, "base_url": base_url, "page_url": base_url + path, "subject": subject}
+    context = {"report": report, "base_url": base_url, "page_url": base_url + path, "subject": subject,
+               "email_charts": email_charts(report, base_url), "orange": analytics.ORANGE}
     return (subject, render_to_string("email/weekly_report.txt", context),
             render_to_string("email/weekly_report.html", context))
 
@@ -382,7 +418,7 @@ def send_team_reports(week: Week | None = None, team: str | None = None, *, dry_
     names = [team] if team else list(Team.objects.order_by("name").values_list("name", flat=True))
     sent = skipped_empty = skipped_nobody = 0
     for name in names:
-        report = build(week, name, charts=False)
+        report = build(week, name)  # with its charts: the email draws them as bars
         if not report.has_failures:
             skipped_empty += 1
             if out:

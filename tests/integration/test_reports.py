@@ -157,3 +157,51 @@ def test_beat_schedule_sends_on_monday_morning(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["weekly-reports"]
     assert entry["task"] == "triage.tasks.send_weekly_reports"
     assert entry["schedule"].hour == {7} and entry["schedule"].minute == {0} and entry["schedule"].day_of_week == {1}
+
+
+def test_email_html_draws_the_charts_as_bars_without_script_or_images(dataset, smtp_sink, django_user_model):
+    Team.objects.create(name="vision").members.add(django_user_model.objects.create_user("v1", "v1@example.com"))
+    call_command("weekly_report", "--week", "2026-W47", "--team", "vision", stdout=io.StringIO())
+    (_, message), = smtp_sink.messages
+    html = message.get_body(("html",)).get_content()
+    text = message.get_body(("plain",)).get_content()
+    assert "<script" not in html.lower() and "<img" not in html.lower() and "plotly" not in html.lower()
+    assert "GPU hours spent on retries" in html and "Last 8 weeks" in html and "Failure categories" in html
+    # vision in W47: gpu_oom 32 GPU h (the widest bar) and path_not_found 12 GPU h, one failure each.
+    report = reports.build(W47, "vision")
+    bars = {b.label: b for c in reports.email_charts(report) if c["title"] == "Failure categories" for b in c["bars"]}
+    assert (bars["GPU Out of Memory"].gpu_width, bars["Path Not Found"].gpu_width) == (100, 38)
+    assert (bars["GPU Out of Memory"].failures_width, bars["Path Not Found"].failures_width) == (100, 100)
+    assert 'width="38%"' in html
+    retry = {b.label: b for c in reports.email_charts(report) if c["count_label"] == "Retry attempts" for b in c["bars"]}
+    assert retry["Path Not Found"].color == "#d92d20" and retry["GPU Out of Memory"].color == "#2855d8"  # red: cannot help
+    assert "https://jobtriage.example/?state=all" in html  # bars link to the queue, absolute
+    assert "Top signatures by GPU hours" in text and "https://jobtriage.example/reports/2026-W47/vision/" in text
+
+
+def test_regressed_signatures_in_the_weekly_report(dataset, django_user_model, log_dir):
+    from datetime import datetime, timezone as dt_timezone
+
+    from triage.models import JudgmentEvent, SignatureTriage
+    from .test_analytics import make_job
+
+    engineer = user_in(ENGINEERS, "erin")
+    missing = Signature.objects.get(category="path_not_found")
+    services.judge(missing, engineer, fix_description="parameterise the data path")  # resolved
+    resolved_at = datetime(2026, 11, 18, 13, 0, tzinfo=dt_timezone.utc)  # after a2 failed, within W47
+    SignatureTriage.objects.filter(signature=missing).update(resolved_at=resolved_at)
+    assert reports.build(W47).regressed == []
+
+    make_job("a7", "missing", team="vision", gpus=2, started_at="2026-11-20T08:00:00Z", ended_at="2026-11-20T10:00:00Z")
+    assert SignatureTriage.objects.get(signature=missing).state == SignatureTriage.State.REGRESSED
+    event = JudgmentEvent.objects.get(signature=missing, field="state", new_value="regressed")
+    JudgmentEvent.objects.filter(pk=event.pk).update(at=datetime(2026, 11, 20, 10, 5, tzinfo=dt_timezone.utc))
+
+    report = reports.build(W47)
+    assert [(s.signature_id, s.failures, s.gpu_hours) for s in report.regressed] == [(missing.pk, 2, 16.0)]
+    assert reports.build(W47, "nlp").regressed == []  # not this team's failure
+    assert reports.build(W47.previous()).regressed == []  # regressed this week, not the week before
+    subject, text, html = reports.render_email(report, "https://jobtriage.example")
+    assert "Regressed signatures: 1" in text and f"/signatures/{missing.pk}/" in html
+    rows = reports.csv_rows(report)[1]
+    assert ["regressed_signatures", missing.pk, report.regressed[0].message, "failures", 2] in rows
