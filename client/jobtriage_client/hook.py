@@ -133,7 +133,8 @@ class _TracedDataset:
 
 
 def seed_everything(seed: Optional[int] = None) -> int:
-    """Seed Python, NumPy and PyTorch (those installed) and remember the seed for the capture.
+    """Seed Python, and NumPy and PyTorch when the script has imported them (call it after your
+    imports: importing torch only to seed it would cost seconds), and remember the seed for the capture.
 
     Under `jobtriage replay DIR` the seed recorded in DIR is used instead, so the run repeats."""
     replayed = replay_capture()
@@ -143,20 +144,15 @@ def seed_everything(seed: Optional[int] = None) -> int:
         seed = int.from_bytes(os.urandom(4), "little")
     random.seed(seed)
     _seeds["python"] = seed
-    if "numpy" in sys.modules or _importable("numpy"):
-        import numpy
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
         numpy.random.seed(seed % 2 ** 32)
         _seeds["numpy"] = seed % 2 ** 32
-    if "torch" in sys.modules or _importable("torch"):
-        import torch
+    torch = sys.modules.get("torch")
+    if torch is not None:
         torch.manual_seed(seed)
         _seeds["torch"] = seed
     return seed
-
-
-def _importable(module: str) -> bool:
-    import importlib.util
-    return importlib.util.find_spec(module) is not None
 
 
 def seeds() -> dict:
