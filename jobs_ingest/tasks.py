@@ -21,9 +21,11 @@ def analyse_job(job_id: int) -> str:
 
 @shared_task(acks_late=True, autoretry_for=(IndexingError, OperationalError), retry_backoff=5,
              retry_backoff_max=600, max_retries=None)
-def index_failures(failure_ids: list[int]) -> str:
-    """Elasticsearch down or slow: retry with backoff, forever; the database already holds the truth."""
-    return f"{services.index_failures(failure_ids)} failures indexed"
+def index_failures(failure_ids: list[int], signature_ids: list[int] | None = None) -> str:
+    """Elasticsearch down or slow: retry with backoff, forever; the database already holds the truth.
+    signature_ids: signatures whose documents are recounted too (one that a failure moved out of)."""
+    done = services.index_failures(failure_ids, signature_ids=signature_ids)
+    return f"{done} failures indexed" + (f", signatures {signature_ids} recounted" if signature_ids else "")
 
 
 @shared_task(acks_late=True)

@@ -12,11 +12,14 @@ CHUNK = 500
 @shared_task(acks_late=True, autoretry_for=(IndexingError, OperationalError), retry_backoff=5,
              retry_backoff_max=600, max_retries=None)
 def push_signatures(signature_ids: list[int]) -> str:
+    # The signature documents first (one small request): similar-failure search reads the judgment
+    # from them, and a signature may have thousands of failures to re-index after it.
+    signatures = ingest.index_signatures(signature_ids)
     ids = list(Failure.objects.filter(signature_id__in=signature_ids).values_list("pk", flat=True))
     done = 0
     for start in range(0, len(ids), CHUNK):
         done += ingest.index_failures(ids[start:start + CHUNK])
-    return f"{done} failures of {len(signature_ids)} signatures re-indexed"
+    return f"{signatures} signature documents and {done} failures of {len(signature_ids)} signatures re-indexed"
 
 
 # Weekly failure reports (issue #5): the beat entry "weekly-reports" in settings calls this on Monday morning.

@@ -38,7 +38,8 @@ def prefix(es):
     names = list(es.indices.get(index=f"{prefix}-failures*", expand_wildcards="all"))
     if names:
         es.indices.delete(index=",".join(names))
-    es.options(ignore_status=404).indices.delete_index_template(name=search_index.template_name(prefix))
+    for kind in search_index.KINDS:
+        es.options(ignore_status=404).indices.delete_index_template(name=search_index.template_name(prefix, kind))
 
 
 def failure_doc(failure_id, **overrides):
@@ -62,12 +63,14 @@ def failure_doc(failure_id, **overrides):
     return doc
 
 
-def concrete_indices(es, prefix):
-    return sorted(es.indices.get(index=f"{prefix}-failures-*"))
+def concrete_indices(es, prefix, kind=search_index.FAILURES):
+    signatures = f"{prefix}-failures-signatures-"
+    return sorted(name for name in es.indices.get(index=f"{prefix}-failures-*")
+                  if name.startswith(signatures) == (kind == search_index.SIGNATURES))
 
 
-def alias_targets(es, prefix):
-    return sorted(es.indices.get_alias(name=search_index.alias_name(prefix)))
+def alias_targets(es, prefix, kind=search_index.FAILURES):
+    return sorted(es.indices.get_alias(name=search_index.alias_name(prefix, kind)))
 
 
 def search_ids(es, prefix, query):
@@ -130,11 +133,13 @@ def test_ensure_index_is_idempotent_and_race_safe(es, prefix):
             thread.join()
         assert errors == []
         assert len(set(results)) == 1 and concrete_indices(es, other) == results[:1]
+        assert len(concrete_indices(es, other, search_index.SIGNATURES)) == 1  # one, whoever won
     finally:
         names = list(es.indices.get(index=f"{other}-failures*"))
         if names:
             es.indices.delete(index=",".join(names))
-        es.options(ignore_status=404).indices.delete_index_template(name=search_index.template_name(other))
+        for kind in search_index.KINDS:
+            es.options(ignore_status=404).indices.delete_index_template(name=search_index.template_name(other, kind))
 
     assert concrete_indices(es, prefix) == [first]
     aliases = es.indices.get_alias(name=search_index.alias_name(prefix))
@@ -271,3 +276,70 @@ def test_unreachable_server_raises_indexing_error_quickly():
         search_index.count(client, "test-unreachable")
     assert search_index.health(client) is False
     assert time.monotonic() - started < 5
+
+
+# ------------------------------------------------------------------------------------------ signatures index
+
+def signature_doc(signature_id, **overrides):
+    doc = search_index.signature_document(
+        signature_id=signature_id, fingerprint=f"fp{signature_id}", normaliser_version="1",
+        exception_type="torch.OutOfMemoryError", masked_message="CUDA out of memory. Tried to allocate <num> GiB",
+        category="gpu_oom", failure_count=3, gpu_hours=12.5, first_seen="2026-11-01T00:00:00Z",
+        last_seen="2026-11-16T10:01:00Z", teams=["nlp", "vision", ""], platforms=["slurm"],
+        latest_failure={"failure_id": 9, "job_id": 19, "platform": "slurm", "external_id": "812345"})
+    doc.update(overrides)
+    return doc
+
+
+def test_ensure_index_creates_the_strict_signatures_index_beside_the_failures_one(es, prefix):
+    failures = search_index.ensure_index(es, prefix)
+    [signatures] = alias_targets(es, prefix, search_index.SIGNATURES)
+
+    assert signatures != failures and signatures.startswith(f"{prefix}-failures-signatures-")
+    assert concrete_indices(es, prefix) == [failures]
+    mapping = es.indices.get_mapping(index=signatures)[signatures]["mappings"]
+    assert mapping["dynamic"] == "strict" and mapping["_meta"]["mapping_version"] == 1
+    assert set(mapping["properties"]) == {
+        "signature_id", "fingerprint", "normaliser_version", "category", "confirmed_category", "effective_category",
+        "root_cause", "triage_state", "teams", "platforms", "exception_type", "masked_message", "failure_count",
+        "gpu_hours", "first_seen", "last_seen", "latest_failure"}
+    assert mapping["properties"]["masked_message"]["fields"]["shingles"]["analyzer"] == "shingles"
+    assert search_index.ensure_index(es, prefix) == failures  # idempotent
+    assert alias_targets(es, prefix, search_index.SIGNATURES) == [signatures]
+
+    ok, errors = search_index.bulk_index(es, prefix, [signature_doc(7)], refresh=True, kind=search_index.SIGNATURES)
+    assert (ok, errors) == (1, [])
+    source = es.get(index=search_index.alias_name(prefix, search_index.SIGNATURES), id="7")["_source"]
+    assert source["teams"] == ["nlp", "vision"] and source["effective_category"] == "gpu_oom"
+    assert source["latest_failure"]["failure_id"] == "9"
+    rejected = search_index.bulk_index(es, prefix, [signature_doc(8, not_in_contract=1)],
+                                       kind=search_index.SIGNATURES)[1]
+    assert rejected and "strict_dynamic_mapping_exception" in str(rejected[0])
+
+
+def test_rebuild_of_the_signatures_index_leaves_the_failures_index_alone(es, prefix):
+    failures = search_index.ensure_index(es, prefix)
+    search_index.bulk_index(es, prefix, [failure_doc(1)], refresh=True)
+    [old] = alias_targets(es, prefix, search_index.SIGNATURES)
+
+    result = search_index.rebuild(es, prefix, (signature_doc(i) for i in range(1, 6)), kind=search_index.SIGNATURES)
+
+    assert result["removed"] == [old] and alias_targets(es, prefix, search_index.SIGNATURES) == [result["index"]]
+    assert search_index.count(es, prefix, search_index.SIGNATURES) == 5
+    assert alias_targets(es, prefix) == [failures] and search_index.count(es, prefix) == 1
+
+
+def test_signature_documents_from_failure_documents():
+    docs = [failure_doc(1, gpu_hours=2.0, ended_at="2026-11-01T00:00:00Z", team="nlp"),
+            failure_doc(2, gpu_hours=3.0, ended_at="2026-11-03T00:00:00Z", team="vision", platform="k8s",
+                        confirmed_category="cpu_oom", triage_state="resolved"),
+            failure_doc(3, signature_id="8", ended_at=None)]
+
+    by_id = {d["signature_id"]: d for d in search_index.signature_documents_from_failures(docs)}
+
+    seven = by_id["7"]
+    assert (seven["failure_count"], seven["gpu_hours"]) == (2, 5.0)
+    assert (seven["first_seen"], seven["last_seen"]) == ("2026-11-01T00:00:00Z", "2026-11-03T00:00:00Z")
+    assert seven["teams"] == ["nlp", "vision"] and seven["platforms"] == ["k8s", "slurm"]
+    assert seven["latest_failure"]["failure_id"] == "2" and seven["effective_category"] == "cpu_oom"
+    assert by_id["8"]["failure_count"] == 1 and by_id["8"]["last_seen"] is None

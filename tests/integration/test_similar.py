@@ -65,9 +65,19 @@ def doc(n, log, *, signature=None, platform="slurm", team="nlp", ended_at=None, 
     }
 
 
+INDEXED: dict[str, dict[str, dict]] = {}
+
+
 def index(es, prefix, docs):
+    """Failure documents, and their signatures' documents aggregated from every failure document this
+    test indexed (as services.index_failures keeps them from PostgreSQL)."""
     ok, errors = search_index.bulk_index(es, prefix, docs, refresh=True)
     assert not errors and ok == len(docs), errors[:1]
+    known = INDEXED.setdefault(prefix, {})
+    known.update({d["failure_id"]: d for d in docs})
+    signatures = search_index.signature_documents_from_failures(known.values())
+    ok, errors = search_index.bulk_index(es, prefix, signatures, refresh=True, kind=search_index.SIGNATURES)
+    assert not errors and ok == len(signatures), errors[:1]
 
 
 @pytest.fixture
