@@ -296,6 +296,8 @@ def _pytorchjob_shape(owner: _Owner, status: str, end_cond: dict | None, runs: l
     gpus = 0
     for spec in specs.values():
         gpus += int((spec or {}).get("replicas", 1)) * pod_gpus((spec or {}).get("template") or {})
+    if not specs:  # only its pods were given: they are the replicas
+        gpus = sum(pod_gpus(pod) for pod in owner.pods)
     status_obj = (owner.obj or {}).get("status") or {}
     started = status_obj.get("startTime") or min((r.started for r in runs if r.started), default=None)
     ended = status_obj.get("completionTime") or (end_cond or {}).get("lastTransitionTime")

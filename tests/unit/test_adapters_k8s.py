@@ -103,3 +103,11 @@ def test_documents_that_are_not_objects_are_named():
         ("document 1", "is not a Kubernetes object (kind and metadata are required)"),
         ("document 2", "is not a Kubernetes object (kind and metadata are required)"),
         ("document 3", "'items' is not a list")]
+
+
+def test_pytorchjob_pods_without_the_pytorchjob_count_their_own_gpus():
+    document = json.loads((FIXTURES / "pytorchjob.json").read_text())
+    pods_only = {"kind": "List", "items": [i for i in document["items"] if i["kind"] == "Pod"]}
+    [job] = [i for i in k8s.read_objects([pods_only]) if isinstance(i, Adapted)]
+    assert job.where == "pytorchjob llm/llama-pt" and job.metadata["gpus"] == 32
+    assert job.metadata["failed_pod"] == "llama-pt-worker-1" and job.metadata["status"] == "failed"
