@@ -94,3 +94,52 @@ def test_rebuild_command_restores_emptied_rollups_and_shows_progress(log_dir):
     assert state() == expected
     text = out.getvalue()
     assert "[1/6] triage_failurerollupentry: 4 rows" in text and "triage_dailyjobrollup: 5 rows" in text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_analyses_judgments_and_overrides_lose_no_update(log_dir):
+    """Real concurrent transactions (threads, one connection each) on the same rollup rows: analyses of
+    failures of one signature while it is judged and one of its failures is overridden."""
+    import threading
+
+    from django.db import connection
+
+    from triage.roles import ENGINEERS
+    engineer = user_in(ENGINEERS, "erin")
+    jobs = [Job.objects.create(platform="slurm", external_id=f"c{i}", status="failed", team="nlp", gpus=2,
+                               exit_code=1, started_at="2026-11-17T08:00:00Z", ended_at="2026-11-17T10:00:00Z")
+            for i in range(13)]
+    first = ingest.analyse(jobs[0].pk)
+    signature = first.signature
+    barrier = threading.Barrier(5)
+    errors = []
+
+    def in_thread(work):
+        def run():
+            try:
+                barrier.wait()
+                work()
+            except Exception as exc:  # reported below: a deadlock or lost update must fail the test
+                errors.append(exc)
+            finally:
+                connection.close()
+        return threading.Thread(target=run)
+
+    def analyse(chunk):
+        return lambda: [ingest.analyse(job.pk) for job in chunk]
+
+    threads = [in_thread(analyse(jobs[1 + i::3])) for i in range(3)]
+    threads.append(in_thread(lambda: services.judge(signature, engineer, category="cpu_oom",
+                                                    root_cause="inappropriate_model_params")))
+    threads.append(in_thread(lambda: services.override_failure(first, engineer, category="gpu_oom")))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert errors == []
+
+    counted = {}
+    for row in DailyCategoryRollup.objects.all():
+        counted[row.category] = counted.get(row.category, 0) + row.failures
+    assert counted == {"cpu_oom": 12, "gpu_oom": 1}  # every failure once, with the final labels
+    assert_equals_rebuild()
