@@ -25,6 +25,7 @@ from .tail import DEFAULT_LIMIT, TailBuffer
 
 EXIT_CANNOT_RUN = 127           # as a shell: command not found / not executable
 EXIT_SUBMIT_FAILED = 1
+PIPE_DRAIN_SECONDS = 10
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
 
 
@@ -93,7 +94,9 @@ def run(command: list, args) -> int:
         try:
             returncode = child.wait()
             for pump in pumps:
-                pump.join()
+                # A process the command left behind (a daemon, an orphaned worker) may hold the pipes
+                # open for ever: the tail so far is what there is.
+                pump.join(timeout=PIPE_DRAIN_SECONDS)
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)

@@ -195,3 +195,11 @@ def test_wait_for_analysis_reads_the_status_url(server, celery_worker):
     sent = submit_job(url, token, {**META, "external_id": "w-1"}, log_text=LOG)
     status = wait_for_analysis(sent.status_url, token, timeout=60, interval=0.2)
     assert status["ingest_state"] == "analysed" and status["failure"]["category"] == "gpu_oom"
+
+
+def test_run_wrapper_returns_when_a_left_behind_process_holds_the_output_open(tmp_path):
+    import time
+    started = time.monotonic()
+    done = run_cli(["run", "--", "sh", "-c", "echo started; (sleep 30 &) ; exit 3"], env={}, timeout=50)
+    assert done.returncode == 3 and done.stdout.startswith(b"started\n")
+    assert time.monotonic() - started < 40
