@@ -116,3 +116,128 @@ def test_one_representative_document_per_signature(es, log_dir, engineer):
     ingest.analyse(first.job_id, index_now=True)
     ingest.index_failures([second.pk])  # what the task queued on commit does
     assert str(second.pk) in representatives()
+
+
+# ----------------------------------------------------------- the signatures index, kept from PostgreSQL
+
+def signature_source(es, signature_id):
+    alias = search_index.alias_name(settings.ES_INDEX_PREFIX, search_index.SIGNATURES)
+    es.indices.refresh(index=f"{alias},{search_index.alias_name(settings.ES_INDEX_PREFIX)}")
+    found = es.options(ignore_status=404).get(index=alias, id=str(signature_id))
+    return found["_source"] if found.get("found") else None
+
+
+def test_signature_document_follows_new_failures(es, log_dir, engineer):
+    first = make_job("1", "oom-node7.log", ended_at="2026-11-16T09:00:00Z")
+    doc = signature_source(es, first.signature_id)
+    assert (doc["failure_count"], doc["teams"], doc["platforms"]) == (1, ["nlp"], ["slurm"])
+    assert doc["gpu_hours"] == pytest.approx(4.0) and doc["latest_failure"]["failure_id"] == str(first.pk)
+    assert doc["fingerprint"] == first.signature.fingerprint and doc["effective_category"] == "gpu_oom"
+
+    second = make_job("k-2", "oom-node3.log", platform="k8s", team="vision", started_at="2026-11-17T08:00:00Z",
+                      ended_at="2026-11-17T10:00:00Z")
+    assert second.signature_id == first.signature_id
+    doc = signature_source(es, first.signature_id)
+    assert (doc["failure_count"], doc["teams"], doc["platforms"]) == (2, ["nlp", "vision"], ["k8s", "slurm"])
+    assert doc["gpu_hours"] == pytest.approx(12.0) and doc["last_seen"].startswith("2026-11-17T10:00:00")
+    assert doc["latest_failure"]["external_id"] == "k-2"
+
+    # An older job arriving late counts, but the latest failure shown stays the newest one.
+    make_job("3", "oom-node7.log", started_at="2026-11-10T08:00:00Z", ended_at="2026-11-10T09:00:00Z")
+    doc = signature_source(es, first.signature_id)
+    assert doc["failure_count"] == 3 and doc["latest_failure"]["external_id"] == "k-2"
+    assert doc["first_seen"].startswith("2026-11-10T09:00:00")
+
+    from jobs_ingest import similar
+    hits = similar.similar_failures(es, settings.ES_INDEX_PREFIX, (LOGS / "oom-node3.log").read_text())
+    assert hits[0].same_fingerprint and (hits[0].count, hits[0].gpu_hours) == (3, pytest.approx(16.0))
+    # Filtered by team, the hit shows that team's failure, never another team's job.
+    hits = similar.similar_failures(es, settings.ES_INDEX_PREFIX, (LOGS / "oom-node3.log").read_text(),
+                                    filters={"team": "nlp"})
+    assert hits[0].signature_id == str(first.signature_id) and hits[0].team == "nlp"
+    assert hits[0].external_id in ("1", "3") and hits[0].count == 3
+    assert similar.similar_failures(es, settings.ES_INDEX_PREFIX, "CUDA out of memory",
+                                    filters={"platform": "lsf"}) == []
+
+
+def test_a_failure_moving_signature_recounts_both(es, log_dir, engineer):
+    from jobs_ingest.models import Signature
+    first = make_job("1", "oom-node7.log")
+    second = make_job("2", "oom-node3.log", platform="k8s")
+    oom = first.signature_id
+    assert signature_source(es, oom)["failure_count"] == 2
+
+    # Job 2's log now shows another failure: it leaves the OOM signature.
+    with open(log_dir.parent / "other.log", "w") as other:
+        other.write("KeyError: 'lr'\n")
+    with open(log_dir.parent / "other.log", "rb") as stream:
+        ingest.receive_job(parse_job({"platform": "k8s", "external_id": "2", "status": "failed"}), stream)
+    ingest.analyse(second.job_id, index_now=True)
+    ingest.index_failures([], signature_ids=[oom])  # what the task queued on commit does (no worker here)
+
+    moved = Failure.objects.get(pk=second.pk)
+    assert moved.signature_id != oom
+    doc = signature_source(es, oom)
+    assert (doc["failure_count"], doc["platforms"], doc["teams"]) == (1, ["slurm"], ["nlp"])
+    assert doc["latest_failure"]["failure_id"] == str(first.pk)
+    assert signature_source(es, moved.signature_id)["failure_count"] == 1
+
+    # The last failure leaving a signature removes its document.
+    Failure.objects.filter(pk=first.pk).update(signature=moved.signature)
+    Signature.objects.get(pk=oom).refresh_stats()
+    ingest.index_failures([], signature_ids=[oom])
+    assert signature_source(es, oom) is None
+
+
+def test_judgments_reach_the_signature_document_when_pushed(es, log_dir, engineer):
+    from jobs_ingest import similar
+    from triage.tasks import push_signatures
+    oom = make_job("1", "oom-node7.log")
+    make_job("2", "missing-data.log")
+    text = (LOGS / "oom-node3.log").read_text()
+    assert similar.similar_failures(es, settings.ES_INDEX_PREFIX, text, filters={"only_resolved": True}) == []
+
+    services.judge(oom.signature, engineer, category="cpu_oom", root_cause="inappropriate_model_params",
+                   fix_description="halve the batch size")
+    push_signatures([oom.signature_id])  # the task, run here
+
+    doc = signature_source(es, oom.signature_id)
+    assert (doc["confirmed_category"], doc["effective_category"], doc["category"]) == ("cpu_oom", "cpu_oom", "gpu_oom")
+    assert (doc["root_cause"], doc["triage_state"]) == ("inappropriate_model_params", "resolved")
+    es.indices.refresh(index=search_index.alias_name(settings.ES_INDEX_PREFIX))
+    hits = similar.similar_failures(es, settings.ES_INDEX_PREFIX, text, filters={"only_resolved": True})
+    assert [h.signature_id for h in hits] == [str(oom.signature_id)] and hits[0].root_cause
+    assert [h.signature_id for h in similar.similar_failures(
+        es, settings.ES_INDEX_PREFIX, text, filters={"category": "cpu_oom"})] == [str(oom.signature_id)]
+    assert similar.similar_failures(es, settings.ES_INDEX_PREFIX, text, filters={"category": "gpu_oom"}) == []
+
+
+def test_concurrent_signature_writes_conflict_instead_of_losing_a_platform(es, log_dir, engineer):
+    first = make_job("1", "oom-node7.log")
+    stale = ingest.signature_actions(es, settings.ES_INDEX_PREFIX, [first.signature_id], [first])
+    make_job("k-2", "oom-node3.log", platform="k8s")  # another writer updates the document meanwhile
+
+    _, errors = search_index.bulk_write(es, stale)
+
+    assert [e["index"]["status"] for e in errors] == [409]
+    assert signature_source(es, first.signature_id)["platforms"] == ["k8s", "slurm"]
+
+
+def test_equal_scores_put_the_most_recent_signature_first(es, log_dir, engineer):
+    from jobs_ingest import similar
+    older = make_job("1", "missing-data.log", started_at=None, ended_at="2026-11-01T00:00:00Z")
+    with open(log_dir.parent / "missing2.log", "w") as log:
+        log.write((LOGS / "missing-data.log").read_text().replace("FileNotFoundError", "FileNotFound2Error"))
+    with open(log_dir.parent / "missing2.log", "rb") as stream:
+        job = ingest.receive_job(parse_job({"platform": "slurm", "external_id": "2", "status": "failed",
+                                            "ended_at": "2026-11-20T00:00:00Z"}), stream).job
+    ingest.analyse(job.pk, index_now=True)
+    newer = Failure.objects.get(job=job)
+    assert newer.signature_id != older.signature_id
+    alias = search_index.alias_name(settings.ES_INDEX_PREFIX, search_index.SIGNATURES)
+    es.indices.refresh(index=alias)
+
+    # Words both signatures share equally, nothing that tells them apart.
+    hits = similar.similar_failures(es, settings.ES_INDEX_PREFIX, "No such file or directory")
+    assert hits[0].score == hits[1].score
+    assert [h.signature_id for h in hits[:2]] == [str(newer.signature_id), str(older.signature_id)]
