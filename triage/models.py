@@ -87,7 +87,10 @@ class JudgmentEvent(models.Model):
 
 class FailureRollupEntry(models.Model):
     """Ledger: one row per failure, its effective labels and costs as last counted in the rollups."""
-    failure = models.OneToOneField(Failure, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    # No cascade: when a failure is deleted, triage/rollups.py subtracts this row from the rollups, then
+    # deletes it (a cascade would delete it first, and its counts would stay in the rollups).
+    failure = models.OneToOneField(Failure, on_delete=models.DO_NOTHING, db_constraint=False, primary_key=True,
+                                   related_name="+")
     signature_id = models.BigIntegerField(db_index=True)
     day = models.DateField(null=True)
     team = models.CharField(max_length=150)

@@ -190,9 +190,15 @@ def _override_changed(sender, instance, **kwargs) -> None:
     refresh_failures([instance.failure_id])
 
 
+def _failure_deleted(sender, instance, **kwargs) -> None:
+    refresh_failures([instance.pk])  # no source row any more: its ledger row is subtracted and removed
+
+
 def connect_judgment_signals() -> None:
-    """Judgments and overrides change the effective labels, whoever writes them (services, admin)."""
+    """Judgments and overrides change the effective labels, whoever writes them (services, admin);
+    a deleted failure (or job) leaves the rollups."""
     from django.db.models.signals import post_delete, post_init, post_save
+    post_delete.connect(_failure_deleted, sender=Failure, dispatch_uid="rollups-failure-delete")
     post_init.connect(_remember_counted, sender=SignatureTriage, dispatch_uid="rollups-triage-init")
     post_save.connect(_judgment_saved, sender=SignatureTriage, dispatch_uid="rollups-triage-save")
     post_delete.connect(_judgment_deleted, sender=SignatureTriage, dispatch_uid="rollups-triage-delete")
@@ -208,7 +214,6 @@ def rebuild(progress=None) -> dict[str, int]:
     counts: dict[str, int] = {}
     all_tables = [_T["FailureRollupEntry"], *(r.table for r in FAILURE_ROLLUPS), _T["DailyJobRollup"]]
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # TRUNCATE refuses pending deferred FK checks
         cursor.execute(f"LOCK TABLE {', '.join(all_tables)} IN EXCLUSIVE MODE")
         cursor.execute(f"TRUNCATE {', '.join(all_tables)}")
         steps = [(_T["FailureRollupEntry"], f"INSERT INTO {_T['FailureRollupEntry']} ({', '.join(FAILURE_COLUMNS)}) "

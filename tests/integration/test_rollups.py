@@ -143,3 +143,12 @@ def test_concurrent_analyses_judgments_and_overrides_lose_no_update(log_dir):
         counted[row.category] = counted.get(row.category, 0) + row.failures
     assert counted == {"cpu_oom": 12, "gpu_oom": 1}  # every failure once, with the final labels
     assert_equals_rebuild()
+
+
+@pytest.mark.django_db
+def test_a_deleted_failed_job_leaves_the_rollups(log_dir):
+    build_dataset()
+    Job.objects.get(external_id="a1").delete()  # its attempts, failure and ledger row go with it
+    assert FailureRollupEntry.objects.count() == Failure.objects.count() == 3
+    rebuilt = assert_equals_rebuild()
+    assert sum(r[6] for r in rebuilt["triage_dailycategoryrollup"]) == 3

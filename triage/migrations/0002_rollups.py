@@ -79,7 +79,7 @@ DROP FUNCTION IF EXISTS triage_job_rollup(), triage_attempt_rollup(), triage_att
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jobs_ingest', '0004_failure_capture'),
+        ('jobs_ingest', '0003_signature_teams'),
         ('triage', '0001_initial'),
     ]
 
