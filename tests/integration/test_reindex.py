@@ -48,7 +48,7 @@ def test_reindex_pending_sends_only_unindexed_failures(celery_worker):
 def test_ensure_search_index_is_idempotent(transactional_db, es_prefix):
     first = run("ensure_search_index")
     second = run("ensure_search_index")
-    assert first == second and f"{es_prefix}-failures ->" in first
+    assert first == second and f"{es_prefix}-failures ->" in first and f"{es_prefix}-signatures ->" in first
 
 
 def test_reindex_replaces_the_previous_index(celery_worker):
@@ -61,3 +61,45 @@ def test_reindex_replaces_the_previous_index(celery_worker):
     assert search_index.alias_indices(client, settings.ES_INDEX_PREFIX) != old
     assert not client.indices.exists(index=old[0])  # the previous index is dropped after the swap
     assert search_index.count(client, settings.ES_INDEX_PREFIX) == 4
+
+
+def signature_ids_indexed(client):
+    alias = search_index.alias_name(settings.ES_INDEX_PREFIX, search_index.SIGNATURES)
+    client.indices.refresh(index=alias)
+    hits = client.search(index=alias, size=100, source=["signature_id", "failure_count"])["hits"]["hits"]
+    return {h["_source"]["signature_id"]: h["_source"]["failure_count"] for h in hits}
+
+
+def test_reindex_rebuilds_the_signatures_index(celery_worker):
+    from jobs_ingest.models import Signature
+    run("ingest_dir", str(FIXTURE), "--wait", "--timeout", "60")
+    client = search_index.make_client(settings.ELASTICSEARCH_URL)
+    expected = {str(s.pk): s.failure_count for s in Signature.objects.filter(failure_count__gt=0)}
+    assert signature_ids_indexed(client) == expected  # kept at ingest
+    [old] = search_index.alias_indices(client, settings.ES_INDEX_PREFIX, search_index.SIGNATURES)
+    client.indices.delete(index=old)  # the signatures index is lost
+
+    out = run("reindex", "--signatures-only")
+
+    assert f"reindex: {len(expected)} signatures indexed" in out
+    [new] = search_index.alias_indices(client, settings.ES_INDEX_PREFIX, search_index.SIGNATURES)
+    assert new != old and signature_ids_indexed(client) == expected
+    failures = search_index.alias_indices(client, settings.ES_INDEX_PREFIX)
+    out = run("reindex")  # both, each behind its alias
+    assert "4 failures indexed" in out and f"{len(expected)} signatures indexed" in out
+    assert search_index.alias_indices(client, settings.ES_INDEX_PREFIX) != failures
+    assert search_index.alias_indices(client, settings.ES_INDEX_PREFIX, search_index.SIGNATURES) != [new]
+    assert signature_ids_indexed(client) == expected
+
+
+def test_indexing_recreates_a_deleted_signatures_index(celery_worker):
+    from jobs_ingest import services
+    run("ingest_dir", str(FIXTURE), "--wait", "--timeout", "60")
+    client = search_index.make_client(settings.ELASTICSEARCH_URL)
+    for name in search_index.alias_indices(client, settings.ES_INDEX_PREFIX, search_index.SIGNATURES):
+        client.indices.delete(index=name)
+
+    failure = Failure.objects.get(job__external_id="900101")
+    assert services.index_failures([failure.pk]) == 1
+
+    assert signature_ids_indexed(client) == {str(failure.signature_id): failure.signature.failure_count}
