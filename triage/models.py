@@ -96,6 +96,7 @@ class FailureRollupEntry(models.Model):
     team = models.CharField(max_length=150)
     platform = models.CharField(max_length=64)
     submitter = models.CharField(max_length=150)
+    auto_category = models.CharField(max_length=32, help_text="the tagger's: a judgment relabels without the source")
     category = models.CharField(max_length=32, help_text="effective: override, else judgment, else automatic")
     stage = models.CharField(max_length=32)
     root_cause = models.CharField(max_length=40, help_text="effective; blank = not recorded")

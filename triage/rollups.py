@@ -7,12 +7,13 @@ How they stay correct:
   (new - old) to every rollup with INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n. So each
   change costs a few index lookups whatever the table sizes, and concurrent workers never overwrite
   each other's counts (the increments are atomic; the ledger rows are locked first, and the rollup
-  rows are upserted in key order, so two refreshes cannot deadlock on them).
+  rows are upserted in key order). Every change to a signature's failures first locks the signature
+  row, so concurrent analyses, judgments and overrides of one signature take turns.
 - Failure analysis (the `failure_analysed` signal, inside the analysis transaction), judgments and
   per-job overrides (their model signals, inside the saving transaction) refresh what they change.
-  A judgment recounts its signature's failures in one statement; it locks the signature row first,
-  which the analysis transaction also holds, so a failure analysed during a judgment is counted with
-  the judgment's outcome whichever commits first.
+  A judgment relabels its signature's failures from the ledger alone (one statement, only the rows
+  whose labels change); a failure analysed meanwhile is counted with the judgment's outcome whichever
+  commits first.
 - Jobs of any status feed DailyJobRollup through PostgreSQL triggers on the job and attempt tables
   (JOB_TRIGGERS, installed by migration 0002): they see every write, bulk inserts included.
 - `manage.py rebuild_rollups` recomputes everything from the source tables.
@@ -44,13 +45,14 @@ _T = {m.__name__: m._meta.db_table for m in (Failure, Job, Attempt, Signature, F
 _ATTEMPT_GPU = "COALESCE(GREATEST(a.gpus * EXTRACT(EPOCH FROM a.ended_at - a.started_at), 0), 0)"
 _DAY = "(j.ended_at AT TIME ZONE 'UTC')::date"
 
-FAILURE_COLUMNS = ("failure_id", "signature_id", "day", "team", "platform", "submitter", "category", "stage",
-                   "root_cause", "gpu_seconds", "retry_attempts", "retry_gpu_seconds", "ttf_bucket", "ttf_seconds")
+FAILURE_COLUMNS = ("failure_id", "signature_id", "day", "team", "platform", "submitter", "auto_category", "category",
+                   "stage", "root_cause", "gpu_seconds", "retry_attempts", "retry_gpu_seconds", "ttf_bucket",
+                   "ttf_seconds")
 
 # One failure's contribution, from the source tables. The category and root cause are the effective
 # ones: the job's override, else the signature's judgment, else the automatic tag (blank root cause).
 FAILURE_SOURCE = f"""
-SELECT f.id AS failure_id, f.signature_id, {_DAY} AS day, j.team, j.platform, j.submitter,
+SELECT f.id AS failure_id, f.signature_id, {_DAY} AS day, j.team, j.platform, j.submitter, f.category AS auto_category,
        COALESCE(NULLIF(o.category, ''), NULLIF(t.category, ''), f.category) AS category, f.stage,
        COALESCE(NULLIF(o.root_cause, ''), NULLIF(t.root_cause, ''), '') AS root_cause,
        f.gpu_seconds, COALESCE(r.n, 0)::int AS retry_attempts, COALESCE(r.gpu, 0)::float8 AS retry_gpu_seconds,
@@ -97,18 +99,21 @@ FAILURE_ROLLUPS = (
 )
 
 
-def _refresh_sql(ledger: str, pk: str, columns: tuple[str, ...], source: str, rollups: tuple[Rollup, ...]) -> str:
-    """One statement: recompute the ledger rows of the ids in %(ids)s from the source, and add the
-    difference to each rollup. Every CTE reads the statement's snapshot, so `old` is the ledger as it
-    was before the upsert in `upd`. Returns (rollup index, row id) of rows whose count fell to zero."""
+def _delta_sql(ledger: str, pk: str, columns: tuple[str, ...], fresh: str, old_where: str,
+               rollups: tuple[Rollup, ...], *, remove_missing: bool) -> str:
+    """One statement: write the `fresh` ledger rows and add (fresh - old) to each rollup. Every CTE reads
+    the statement's snapshot, so `old` is the ledger as it was before the upsert in `upd`. With
+    `remove_missing`, ledger rows matched by `old_where` but absent from `fresh` (deleted failures) are
+    removed and subtracted. Returns (rollup index, row id) of rows whose count fell to zero."""
     cols = ", ".join(columns)
     assign = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != pk)
-    ctes = [f"fresh AS ({source.format(where=f'{pk_source(pk)} = ANY(%(ids)s)')})",
-            f"old AS (SELECT {cols} FROM {ledger} WHERE {pk} = ANY(%(ids)s))",
+    ctes = [f"fresh AS ({fresh})",
+            f"old AS (SELECT {cols} FROM {ledger} WHERE {old_where})",
             f"upd AS (INSERT INTO {ledger} ({cols}) SELECT {cols} FROM fresh "
-            f"ON CONFLICT ({pk}) DO UPDATE SET {assign})",
-            f"gone AS (DELETE FROM {ledger} WHERE {pk} = ANY(%(ids)s) AND {pk} NOT IN (SELECT {pk} FROM fresh))",
-            f"delta AS (SELECT {cols}, 1 AS sign FROM fresh UNION ALL SELECT {cols}, -1 AS sign FROM old)"]
+            f"ON CONFLICT ({pk}) DO UPDATE SET {assign})"]
+    if remove_missing:
+        ctes.append(f"gone AS (DELETE FROM {ledger} WHERE {old_where} AND {pk} NOT IN (SELECT {pk} FROM fresh))")
+    ctes.append(f"delta AS (SELECT {cols}, 1 AS sign FROM fresh UNION ALL SELECT {cols}, -1 AS sign FROM old)")
     selects = []
     for i, r in enumerate(rollups):
         keys = ", ".join(r.keys)
@@ -123,45 +128,67 @@ def _refresh_sql(ledger: str, pk: str, columns: tuple[str, ...], source: str, ro
     return "WITH " + ",\n".join(ctes) + "\n" + " UNION ALL ".join(selects)
 
 
-def pk_source(pk: str) -> str:
-    return {"failure_id": "f.id"}[pk]
+_LEDGER = _T["FailureRollupEntry"]
+
+# Failures by id (%(ids)s): recomputed from the source tables.
+_FAILURE_REFRESH = _delta_sql(_LEDGER, "failure_id", FAILURE_COLUMNS, FAILURE_SOURCE.format(where="f.id = ANY(%(ids)s)"),
+                              "failure_id = ANY(%(ids)s)", FAILURE_ROLLUPS, remove_missing=True)
+
+# A signature's failures (%(signature)s) after its judgment changed: only the effective labels can have
+# changed, and the ledger has everything else, so the source tables are not read. Only rows whose
+# labels change are written.
+_relabelled = ", ".join(
+    {"category": "COALESCE(NULLIF(o.category, ''), NULLIF(t.category, ''), l.auto_category) AS category",
+     "root_cause": "COALESCE(NULLIF(o.root_cause, ''), NULLIF(t.root_cause, ''), '') AS root_cause"}.get(c, f"l.{c}")
+    for c in FAILURE_COLUMNS)
+_SIGNATURE_RELABEL = _delta_sql(_LEDGER, "failure_id", FAILURE_COLUMNS, f"""
+SELECT * FROM (
+  SELECT {_relabelled}, l.category AS counted_category, l.root_cause AS counted_root_cause
+  FROM {_LEDGER} l
+  LEFT JOIN {_T['FailureOverride']} o ON o.failure_id = l.failure_id
+  LEFT JOIN {_T['SignatureTriage']} t ON t.signature_id = l.signature_id
+  WHERE l.signature_id = %(signature)s) relabelled
+WHERE (category, root_cause) IS DISTINCT FROM (counted_category, counted_root_cause)""",
+    "failure_id IN (SELECT failure_id FROM fresh)", FAILURE_ROLLUPS, remove_missing=False)
 
 
-_FAILURE_REFRESH = _refresh_sql(_T["FailureRollupEntry"], "failure_id", FAILURE_COLUMNS, FAILURE_SOURCE,
-                                FAILURE_ROLLUPS)
-
-
-def _apply(ledger: str, pk: str, statement: str, rollups: tuple[Rollup, ...], ids: list[int]) -> None:
-    if not ids:
-        return
-    ids = sorted(set(ids))
-    with transaction.atomic(), connection.cursor() as cursor:
-        # Lock the ledger rows first: a concurrent refresh of the same failure waits here, then reads
-        # the committed source (read committed: each statement sees what committed before it began).
-        cursor.execute(f"SELECT {pk} FROM {ledger} WHERE {pk} = ANY(%(ids)s) ORDER BY {pk} FOR UPDATE",
-                       {"ids": ids})
-        cursor.execute(statement, {"ids": ids})
+def _run(statement: str, params: dict) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
         empty: dict[int, list[int]] = {}
         for index, row_id in cursor.fetchall():
             empty.setdefault(index, []).append(row_id)
         for index, row_ids in sorted(empty.items()):
-            r = rollups[index]
+            r = FAILURE_ROLLUPS[index]
             cursor.execute(f"DELETE FROM {r.table} WHERE id = ANY(%s) AND {r.count} <= 0", [row_ids])
+
+
+def _lock_signatures(signature_ids) -> None:
+    # The analysis transaction holds its signatures' rows (it updates their counters), and judgments and
+    # overrides take them here first: every change to a signature's failures is serialised on that row,
+    # so each refresh reads what the previous one committed (read committed: a statement sees what
+    # committed before it began) and none is lost.
+    list(Signature.objects.select_for_update(no_key=True).filter(pk__in=sorted(signature_ids))
+         .order_by("pk").values_list("pk"))
 
 
 def refresh_failures(failure_ids: list[int]) -> None:
     """Recount these failures (analysed, re-analysed, moved, overridden, or deleted) in every rollup."""
-    _apply(_T["FailureRollupEntry"], "failure_id", _FAILURE_REFRESH, FAILURE_ROLLUPS, list(failure_ids))
+    ids = sorted(set(failure_ids))
+    if not ids:
+        return
+    with transaction.atomic():
+        signatures = set(Failure.objects.filter(pk__in=ids).values_list("signature_id", flat=True))
+        signatures.update(FailureRollupEntry.objects.filter(pk__in=ids).values_list("signature_id", flat=True))
+        _lock_signatures(signatures)
+        _run(_FAILURE_REFRESH, {"ids": ids})
 
 
 def refresh_signature(signature_id: int) -> None:
-    """Recount every failure of a signature (its judgment changed the effective category/root cause)."""
+    """Recount a signature's failures whose effective category or root cause changed with its judgment."""
     with transaction.atomic():
-        # The analysis transaction holds this row (it updates the counters): wait for it, then see its failure.
-        list(Signature.objects.select_for_update(no_key=True).filter(pk=signature_id).values_list("pk"))
-        ids = set(Failure.objects.filter(signature_id=signature_id).values_list("pk", flat=True))
-        ids.update(FailureRollupEntry.objects.filter(signature_id=signature_id).values_list("pk", flat=True))
-        refresh_failures(sorted(ids))
+        _lock_signatures([signature_id])
+        _run(_SIGNATURE_RELABEL, {"signature": signature_id})
 
 
 # ---------------------------------------------------------------------------------------------- hooks

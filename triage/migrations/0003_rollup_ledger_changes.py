@@ -12,6 +12,12 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name='failurerollupentry',
+            name='auto_category',
+            field=models.CharField(default='', help_text="the tagger's: a judgment relabels without the source", max_length=32),
+            preserve_default=False,
+        ),
         migrations.AlterField(
             model_name='failurerollupentry',
             name='failure',
