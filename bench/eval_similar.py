@@ -15,6 +15,12 @@ Strategies compared (see jobs_ingest.similar.ranking_query): combined (the produ
 match, mlt (more_like_this, min_term_freq 1, min_doc_freq 1), bm25_raw (plain BM25: the raw log against
 the raw message field, the baseline) and fingerprint (exact fingerprint only, the other baseline).
 
+Two indices: the signatures index (one document per signature, what the product searches) and the
+failures index (every failure, collapsed by signature: the path before the signatures index, still used
+for date filters). On the signatures index the query's own failure cannot be left out of its signature,
+so a signature is a hit when it holds another failure of the query's group, and the query's signature
+is excluded when the query is its only failure. On the failures index a hit is the failure shown.
+
 Data sets (each evaluated within itself: queries are filtered to their own data set, via `platform`):
   notebook_crashes.jsonl  groups = the study's `cluster_id`; negative ids (-100, -200: the study's
                           unclustered crashes) are no group: indexed as distractors, never queries
@@ -60,7 +66,9 @@ def group_of(record: dict, key: str) -> str | None:
 
 def document(n: int, dataset: str, record: dict, analysis, signature_ids: dict) -> dict:
     """A failure document shaped like services.failure_documents output (contract fields only)."""
-    signature_id = signature_ids.setdefault((analysis.fingerprint, analysis.normaliser_version),
+    # Signatures per data set: each data set is evaluated within itself (a signature spanning two
+    # would carry the other set's failures into its counts and platforms).
+    signature_id = signature_ids.setdefault((dataset, analysis.fingerprint, analysis.normaliser_version),
                                             str(len(signature_ids) + 1))
     return {
         "failure_id": str(n), "job_id": str(n), "signature_id": signature_id, "fingerprint": analysis.fingerprint,
@@ -88,23 +96,51 @@ def load(sets) -> list[dict]:
     return records
 
 
-def evaluate(client, prefix: str, records: list[dict], strategies: list[str]) -> dict:
+def runs_for(strategies: list[str]) -> list[tuple[str, str, str]]:
+    """(row label, strategy, index) to evaluate: each strategy where the product would run it, and the
+    product default on the failures index too (the path before the signatures index)."""
+    runs = []
+    for strategy in strategies:
+        if strategy == "bm25_raw":  # the raw message exists only in failure documents
+            runs.append((f"{strategy} (failures index)", strategy, "failures"))
+            continue
+        runs.append((f"{strategy} (signatures index)", strategy, "signatures"))
+        if strategy in (similar.DEFAULT_STRATEGY, "fingerprint"):
+            runs.append((f"{strategy} (failures index)", strategy, "failures"))
+    return runs
+
+
+def evaluate(client, prefix: str, records: list[dict], docs: list[dict], runs: list[tuple[str, str, str]]) -> dict:
     by_group = collections.Counter((r["_dataset"], r["_group"]) for r in records if r["_group"])
     group_by_id = {str(i): (r["_dataset"], r["_group"]) for i, r in enumerate(records)}
+    members: dict[str, set[str]] = collections.defaultdict(set)  # signature id -> failure ids
+    for d in docs:
+        members[d["signature_id"]].add(d["failure_id"])
+    signature_of = {d["failure_id"]: d["signature_id"] for d in docs}
     queries = [(i, r) for i, r in enumerate(records) if r["_group"] and by_group[(r["_dataset"], r["_group"])] > 1]
-    print(f"{len(queries)} queries over {len(records)} indexed failures", file=sys.stderr)
+    print(f"{len(queries)} queries over {len(records)} indexed failures ({len(members)} signatures)", file=sys.stderr)
     probes = {i: similar.probe(r["log"]) for i, r in queries}
     results: dict = {}
-    for strategy in strategies:
+    for label, strategy, index in runs:
         stats = collections.defaultdict(lambda: {"n": 0, "r1": 0, "r5": 0, "rr": 0.0, "ms": [],
                                                  "groups": collections.defaultdict(list)})
         for done, (i, r) in enumerate(queries, 1):
-            t0 = time.perf_counter()
-            hits = similar.search_probe(client, prefix, probes[i], top=TOP, strategy=strategy,
-                                        filters={"platform": r["_dataset"]}, exclude_ids=[str(i)], stats=False)
-            elapsed = (time.perf_counter() - t0) * 1000
             want = (r["_dataset"], r["_group"])
-            rank = next((k for k, h in enumerate(hits, 1) if group_by_id.get(h.failure_id) == want), None)
+            own = signature_of[str(i)]
+            t0 = time.perf_counter()
+            if index == "signatures":
+                alone = members[own] == {str(i)}
+                hits = similar.search_probe(client, prefix, probes[i], top=TOP, strategy=strategy, index=index,
+                                            filters={"platform": r["_dataset"]}, exclude_signatures=[own] if alone else None)
+            else:
+                hits = similar.search_probe(client, prefix, probes[i], top=TOP, strategy=strategy, index=index,
+                                            filters={"platform": r["_dataset"]}, exclude_ids=[str(i)], stats=False)
+            elapsed = (time.perf_counter() - t0) * 1000
+            if index == "signatures":
+                rank = next((k for k, h in enumerate(hits, 1)
+                             if any(group_by_id.get(m) == want for m in members[h.signature_id] - {str(i)})), None)
+            else:
+                rank = next((k for k, h in enumerate(hits, 1) if group_by_id.get(h.failure_id) == want), None)
             for key in (r["_dataset"], "all"):
                 s = stats[key]
                 s["n"] += 1
@@ -114,8 +150,8 @@ def evaluate(client, prefix: str, records: list[dict], strategies: list[str]) ->
                 s["ms"].append(elapsed)
                 s["groups"][want].append(rank is not None and rank <= 5)
             if done % 200 == 0:
-                print(f"  {strategy}: {done}/{len(queries)}", file=sys.stderr)
-        results[strategy] = stats
+                print(f"  {label}: {done}/{len(queries)}", file=sys.stderr)
+        results[label] = stats
     return results
 
 
@@ -123,7 +159,7 @@ def report(results: dict, markdown: bool) -> str:
     datasets = [d for d in next(iter(results.values())) if d != "all"] + ["all"]
     lines = []
     if markdown:
-        lines += ["| data set | strategy | queries (groups) | recall@1 | recall@5 | recall@5 per group | MRR | p50 ms | p95 ms |",
+        lines += ["| data set | strategy (index) | queries (groups) | recall@1 | recall@5 | recall@5 per group | MRR | p50 ms | p95 ms |",
                   "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for d in datasets:
         for strategy, stats in results.items():
@@ -136,7 +172,7 @@ def report(results: dict, markdown: bool) -> str:
             if markdown:
                 lines.append("| {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.1f} | {:.1f} |".format(*row))
             else:
-                lines.append("{:<17} {:<12} n={:<9} R@1={:.3f} R@5={:.3f} R@5/group={:.3f} MRR={:.3f} "
+                lines.append("{:<17} {:<32} n={:<9} R@1={:.3f} R@5={:.3f} R@5/group={:.3f} MRR={:.3f} "
                              "p50={:.1f}ms p95={:.1f}ms".format(*row))
     return "\n".join(lines)
 
@@ -160,16 +196,22 @@ def main(argv=None) -> int:
         docs = [document(i, r["_dataset"], r, analyse_log(r["log"].encode("utf-8"), exit_code=r.get("exit_code")),
                          signature_ids) for i, r in enumerate(records)]
         ok, errors = search_index.bulk_index(client, prefix, docs, refresh=True)
-        if errors:
-            print(f"{len(errors)} documents rejected, first: {errors[0]}", file=sys.stderr)
+        signatures = search_index.signature_documents_from_failures(docs)
+        ok_signatures, signature_errors = search_index.bulk_index(client, prefix, signatures, refresh=True,
+                                                                  kind=search_index.SIGNATURES)
+        if errors or signature_errors:
+            print(f"{len(errors + signature_errors)} documents rejected, first: {(errors + signature_errors)[0]}",
+                  file=sys.stderr)
             return 1
-        print(f"indexed {ok} failures ({len(signature_ids)} signatures) in {time.perf_counter() - t0:.1f}s",
+        print(f"indexed {ok} failures ({ok_signatures} signatures) in {time.perf_counter() - t0:.1f}s",
               file=sys.stderr)
-        results = evaluate(client, prefix, records, args.strategy or list(similar.STRATEGIES))
+        results = evaluate(client, prefix, records, docs, runs_for(args.strategy or list(similar.STRATEGIES)))
     finally:
+        # The signatures' indices are named {prefix}-failures-signatures-*: this pattern takes them too.
         for name in client.options(ignore_status=404).indices.get(index=f"{prefix}-failures-*") or {}:
             client.options(ignore_status=404).indices.delete(index=name)
-        client.options(ignore_status=404).indices.delete_index_template(name=search_index.template_name(prefix))
+        for kind in search_index.KINDS:
+            client.options(ignore_status=404).indices.delete_index_template(name=search_index.template_name(prefix, kind))
     print(report(results, args.markdown))
     return 0
 
