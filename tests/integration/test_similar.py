@@ -327,3 +327,33 @@ def test_elasticsearch_down_is_search_unavailable_and_a_503(client, api_token, s
     settings.ELASTICSEARCH_URL = "http://127.0.0.1:9"
     response = post(client, {"text": OOM_LOG}, token=api_token)
     assert response.status_code == 503 and response.json()["error"]
+
+
+# ------------------------------------------------------------------------------------ signatures index
+
+def test_signature_level_filters():
+    clauses = similar.signature_filter_clauses({"team": "nlp", "platform": ["k8s", "slurm"], "category": "gpu_oom",
+                                                "only_resolved": "1"})
+    assert clauses == [{"terms": {"teams": ["nlp"]}}, {"terms": {"platforms": ["k8s", "slurm"]}},
+                       {"terms": {"effective_category": ["gpu_oom"]}}, {"term": {"triage_state": "resolved"}}]
+    with pytest.raises(ValueError):
+        similar.signature_filter_clauses({"ended_after": "2026-01-01"})
+    with pytest.raises(similar.BadQuery):
+        similar.signature_filter_clauses({"team": 3})
+
+
+def test_both_indices_rank_alike_and_the_failures_index_stands_in(es, es_prefix, corpus):
+    by_signatures = similar.search_probe(es, es_prefix, similar.probe(OOM_LOG), index="signatures")
+    by_failures = similar.search_probe(es, es_prefix, similar.probe(OOM_LOG), index="failures")
+    assert [h.signature_id for h in by_signatures] == [h.signature_id for h in by_failures]
+    assert [(h.count, h.gpu_hours) for h in by_signatures] == [(h.count, h.gpu_hours) for h in by_failures]
+    assert by_signatures[0].failure_id == "30"  # the signature's latest failure is shown
+    with pytest.raises(similar.BadQuery):
+        similar.search_probe(es, es_prefix, similar.probe(OOM_LOG), index="signatures",
+                             filters={"ended_after": "2026-01-01"})
+
+    # Signatures index lost (or not built yet after an upgrade): the failures index answers.
+    for name in search_index.alias_indices(es, es_prefix, search_index.SIGNATURES):
+        es.indices.delete(index=name)
+    assert [h.signature_id for h in similar.similar_failures(es, es_prefix, OOM_LOG)] == \
+        [h.signature_id for h in by_failures]
