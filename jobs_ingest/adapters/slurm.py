@@ -311,6 +311,8 @@ def _job(job_id: str, runs: list[_Run], logs: "LogIndex | None") -> Adapted | Sk
     status = STATUSES.get(last.state)
     if status is None:
         return Skipped(last.where, f"state {last.state} is not a finished job")
+    if last.state == "CANCELLED" and not any(r.start for r in runs):
+        return Skipped(last.where, "cancelled before it started: nothing ran, nothing to triage")
     attempts = []
     for run in runs:
         if run.start is None and run is not last:

@@ -175,3 +175,10 @@ def test_gres_column_when_there_is_no_tres():
     text = "JobID|State|ExitCode|Start|End|AllocGRES\n42|FAILED|1:0|2026-11-16T08:00:00|2026-11-16T09:00:00|gpu:v100:2\n"
     [job] = slurm.read_sacct(text, "parsable2")
     assert job.metadata["gpus"] == 2 and job.metadata["attempts"][0]["gpus"] == 2
+
+
+def test_a_job_cancelled_while_pending_is_skipped():
+    text = ("JobID|State|ExitCode|Submit|Start|End\n"
+            "77|CANCELLED by 1001|0:0|2026-11-16T08:00:00|None|2026-11-16T08:05:00\n")
+    [item] = slurm.read_sacct(text, "parsable2")
+    assert isinstance(item, Skipped) and "cancelled before it started" in item.reason
