@@ -89,7 +89,9 @@ def test_k8s_jobs_pods_and_pytorchjob(transactional_db, log_dir):
     assert Job.objects.get(external_id__startswith="vision/eval-nightly/").status == "succeeded"
 
 
-def test_philly_trace_without_logs_gets_failures_with_gpu_cost(celery_worker):
+def test_philly_trace_without_logs_gets_failures_with_gpu_cost(celery_worker, monkeypatch):
+    from jobs_ingest.management.commands import _adapter_command
+    monkeypatch.setattr(_adapter_command, "WAIT_SLICE", 4)   # --wait counts in slices (6 jobs: two)
     out, err = run("ingest_philly", str(PHILLY / "cluster_job_log"), "--wait", "--timeout", "90",
                    expect_error=True)
 
