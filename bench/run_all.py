@@ -327,8 +327,10 @@ def render_markdown(report: dict) -> str:
         f"| {m['cpu']} | {m['cores']} | {m['ram_gib']} GiB | {m['os']} | {m['python']} | {m.get('postgresql', '-')} | "
         f"{m.get('redis', '-')} | {m.get('elasticsearch', '-')} | {', '.join(str(x) for x in m['load_average'])} |", "",
     ]
-    if report.get("note"):
-        lines += [report["note"], ""]
+    if m.get("load_average_end"):
+        lines += [f"Load average at the end: {', '.join(str(x) for x in m['load_average_end'])} "
+                  f"({m['cores']} cores: a load above {m['cores']} means other work shared the machine, so timings "
+                  "are conservative).", ""]
     for name in NAMES:
         entry = report["benchmarks"].get(name)
         if entry is None:
