@@ -176,12 +176,13 @@ def test_every_analysis_records_the_tagger_version():
     assert analyse_text("KeyError: 'lr'").tagger_version == tagger.TAGGER_VERSION != ""
 
 
-def test_long_message_is_fast():
+def test_long_message_does_not_backtrack():
     import time
     message = ("Expected " + "x" * 50 + " ") * 20000 + "device"
     start = time.perf_counter()
     tagger.tag("RuntimeError", message[:1_000_000])
-    assert time.perf_counter() - start < 2.0
+    # catastrophic backtracking on 1 MB takes hours; speed itself is measured in bench/bench_parse.py
+    assert time.perf_counter() - start < 30.0
 
 
 @pytest.mark.parametrize("exc_type,message,expected", CASES)
