@@ -22,7 +22,8 @@ def test_analytics_figures_match_the_database_filter_and_drill_down(logged_in_pa
     page = logged_in_page("mona", groups=[MANAGERS])
     page.click("text=Analytics")
     expect(page).to_have_url(re.compile(r"/analytics/$"))
-    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    # Plotly (4.8 MB) is parsed before the first figure: allow for a loaded machine.
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
     assert page.locator(".js-plotly-plot").count() == 11
     shot("analytics", full_page=True)
 
