@@ -101,7 +101,9 @@ class LogSource:
             if start > 0:
                 # Drop the partial first line; it is read whole by the next window back.
                 cut = data.find(b"\n")
-                data, start = (data[cut + 1:], start + cut + 1) if cut >= 0 else (b"", end)
+                # No newline at all: the window lies inside one long line. Yield nothing and keep
+                # moving back (start stays), or the loop would read this window forever.
+                data, start = (data[cut + 1:], start + cut + 1) if cut >= 0 else (b"", start)
             if end < self.size:
                 # The overlap into the later window may end inside a line: drop that partial line
                 # (the later window holds it whole), or it could read as a cut-off exception.

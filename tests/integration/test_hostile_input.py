@@ -137,9 +137,6 @@ def test_odd_but_textual_logs_are_stored_and_analysed(client, api_token, log_dir
     assert "\x1b" not in failure.failure_line and "\x00" not in failure.excerpt
 
 
-@pytest.mark.xfail(strict=True, reason="jobs_ingest/core/logread.py LogSource.windows never moves back when a "
-                                       "window holds no newline (start = end): a log whose last line is longer "
-                                       "than ~576 KiB loops forever and stalls the worker")
 def test_a_1_mb_error_line_is_analysed_in_bounded_time(tmp_path):
     """Run in a child process: the bug this guards against is an endless loop."""
     import subprocess

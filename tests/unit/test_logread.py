@@ -74,3 +74,13 @@ def test_sources_path_bytes_fileobj(tmp_path):
 def test_empty_source():
     windows = list(LogSource(b"").windows())
     assert len(windows) == 1 and windows[0].lines == [] and windows[0].starts_at_zero
+
+
+def test_a_last_line_longer_than_every_window_ends(tmp_path):
+    # Regression: a window without any newline used to leave `start` where it was and loop forever.
+    p = tmp_path / "one-line.log"
+    p.write_bytes(b"step 1\n" + b"KeyError: '" + b"k" * (3 * 1024 * 1024) + b"'\n")
+    with LogSource(p) as source:
+        windows = list(source.windows())
+    assert windows[-1].start == 0 and windows[-1].starts_at_zero
+    assert any("step 1" in line for w in windows for line in w.lines)
