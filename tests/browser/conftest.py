@@ -98,7 +98,7 @@ def browser(_allow_db_under_playwright_loop):
 
 
 @pytest.fixture
-def page(browser, live_server, request):
+def page(browser, live_server, request, es_prefix):  # es_prefix: a private search index per test
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 800},
                                   locale="en-US", timezone_id="UTC")
     context.set_default_timeout(10_000)

@@ -2,7 +2,6 @@
 real services (log stored, analysed by the pure core, stored in PostgreSQL)."""
 import io
 import re
-import uuid
 
 import pytest
 
@@ -119,27 +118,13 @@ def test_manager_reads_but_cannot_triage(logged_in_page, shot, tmp_path, setting
     assert not SignatureTriage.objects.exists()
 
 
-@pytest.fixture
-def es_prefix_for_browser(settings):
-    """A private Elasticsearch index for one browser test (removed afterwards)."""
-    from jobs_ingest import search_index
-    prefix = f"test-{uuid.uuid4().hex[:8]}"
-    settings.ES_INDEX_PREFIX = prefix
-    client = search_index.make_client(settings.ELASTICSEARCH_URL)
-    search_index.ensure_index(client, prefix)
-    yield prefix
-    for name in search_index.alias_indices(client, prefix):
-        client.options(ignore_status=404).indices.delete(index=name)
-    client.options(ignore_status=404).indices.delete_index_template(name=search_index.template_name(prefix))
-
-
 def test_search_box_shortcut(logged_in_page):
     page = logged_in_page("erin", groups=[ENGINEERS])
     page.keyboard.press("/")
     expect(page.locator("#global-search")).to_be_focused()
 
 
-def test_search_from_the_header_finds_similar_failures(logged_in_page, tmp_path, settings, es_prefix_for_browser):
+def test_search_from_the_header_finds_similar_failures(logged_in_page, tmp_path, settings, es_prefix):
     settings.JOBTRIAGE_LOG_DIR = tmp_path
     failed = ingest_job("9001")
     from jobs_ingest import services as ingest_services

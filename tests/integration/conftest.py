@@ -33,20 +33,6 @@ def log_dir(tmp_path, settings):
 
 
 @pytest.fixture
-def es_prefix(settings):
-    """A fresh index prefix per test, on the real Elasticsearch; removed afterwards."""
-    prefix = f"test-{uuid.uuid4().hex[:8]}"
-    settings.ES_INDEX_PREFIX = prefix
-    client = search_index.make_client(settings.ELASTICSEARCH_URL)
-    if not search_index.health(client):
-        pytest.fail(f"Elasticsearch is not answering at {settings.ELASTICSEARCH_URL}: run scripts/test.sh")
-    yield prefix
-    for name in client.options(ignore_status=404).indices.get(index=f"{prefix}-failures-*") or {}:
-        client.options(ignore_status=404).indices.delete(index=name)  # by name: wildcards may be refused
-    client.options(ignore_status=404).indices.delete_index_template(name=f"{prefix}-failures")
-
-
-@pytest.fixture
 def es(es_prefix, settings):
     client = search_index.make_client(settings.ELASTICSEARCH_URL)
     search_index.ensure_index(client, es_prefix)
