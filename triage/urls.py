@@ -21,5 +21,5 @@ urlpatterns += [
     path("analytics/", views_reports.analytics_page, name="analytics"),
     path("reports/", views_reports.report_index, name="report-index"),
     path("reports/<str:week>/", views_reports.weekly_report, name="weekly-report"),
-    path("reports/<str:week>/<str:team>/", views_reports.weekly_report, name="weekly-report-team"),
+    path("reports/<str:week>/<path:team>/", views_reports.weekly_report, name="weekly-report-team"),
 ]

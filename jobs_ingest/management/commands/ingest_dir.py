@@ -73,9 +73,14 @@ class Command(BaseCommand):
                                  "log": relative}
             return
         with open(manifest, "rb") as lines:
-            for number, raw in enumerate(lines, 1):
+            number = 0
+            while raw := lines.readline(MAX_MANIFEST_LINE + 1):
+                number += 1
                 where = f"{manifest.name}:{number}"
                 if len(raw) > MAX_MANIFEST_LINE:
+                    # Skip the rest of the line in bounded chunks: never hold a huge line in memory.
+                    while not raw.endswith(b"\n") and (raw := lines.readline(MAX_MANIFEST_LINE)):
+                        pass
                     yield where, ValueError(f"line longer than {MAX_MANIFEST_LINE} bytes")
                     continue
                 if not raw.strip():
