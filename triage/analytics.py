@@ -28,6 +28,7 @@ from django.urls import reverse
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, DO_NOT_RETRY, RETRY_ADVICE, ROOT_CAUSES, STAGES
 from jobs_ingest.jobspec import parse_time
 from jobs_ingest.models import Attempt, Failure, Signature
+from triage import rollups
 from triage.models import (DailyCategoryRollup, DailyDurationRollup, DailyJobRollup, DailySignatureRollup,
                            DailySubmitterRollup)
 
@@ -136,6 +137,29 @@ def attempt_gpu_seconds():
     return Coalesce(Greatest(F("gpus") * epoch, Value(0.0)), Value(0.0), output_field=FloatField())
 
 
+def _durations_in_python(qs) -> list[tuple[str, int, float, dict[int, float]]]:
+    """RawSource.durations for the SQLite zero-setup default, which has no percentile_cont: small
+    installations only (PostgreSQL computes this in the database)."""
+    groups: dict[str, list[tuple[float, float]]] = {}
+    for key, started, ended, gpu in (qs.annotate(_key=effective_category())
+                                     .values_list("_key", "job__started_at", "job__ended_at", "gpu_seconds")):
+        groups.setdefault(key, []).append(((ended - started).total_seconds(), gpu or 0.0))
+    rows = []
+    for key in sorted(groups):
+        walls = sorted(w for w, _ in groups[key])
+        rows.append((key, len(walls), sum(g for _, g in groups[key]) / HOUR,
+                     {p: _interpolated(walls, p / 100) / HOUR for p in PERCENTILES}))
+    return rows
+
+
+def _interpolated(values: list[float], fraction: float) -> float:
+    """percentile_cont of sorted values: linear interpolation between the closest ranks."""
+    position = fraction * (len(values) - 1)
+    lower = int(position)
+    upper = min(lower + 1, len(values) - 1)
+    return values[lower] + (position - lower) * (values[upper] - values[lower])
+
+
 class PercentileCont(Aggregate):
     """PostgreSQL's ordered-set aggregate: percentile_cont(p) WITHIN GROUP (ORDER BY expr)."""
     function = "PERCENTILE_CONT"
@@ -191,6 +215,8 @@ class RawSource:
         """Per effective category (by key): failures with start and end times, their GPU hours, and
         percentiles of the hours from start to failure."""
         qs = failures(filters).filter(job__started_at__isnull=False, job__ended_at__isnull=False)
+        if connection.vendor != "postgresql":
+            return _durations_in_python(qs)
         wall = ExpressionWrapper(F("job__ended_at") - F("job__started_at"), output_field=DurationField())
         seconds = Func(wall, template="EXTRACT(EPOCH FROM %(expressions)s)", output_field=FloatField())
         rows = (qs.annotate(_key=effective_category()).values("_key")
@@ -307,7 +333,7 @@ RAW, ROLLUPS = RawSource(), RollupSource()
 
 
 def source_for(filters: ChartFilters):
-    return ROLLUPS if filters.whole_days else RAW
+    return ROLLUPS if filters.whole_days and rollups.supported() else RAW
 
 
 def _as_date(value) -> date:

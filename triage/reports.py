@@ -9,11 +9,12 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone as dt_timezone
 
+from django.db import connection
 from django.db.models import Count, DurationField, ExpressionWrapper, F, FloatField, Func, Q
 
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, STAGES
 from jobs_ingest.models import Signature
-from triage import analytics
+from triage import analytics, rollups
 from triage.analytics import HOUR, ChartFilters, PercentileCont
 from triage.models import JudgmentEvent, SignatureTriage
 
@@ -214,7 +215,11 @@ def _triage(filters: ChartFilters, source) -> Triage:
                     | Q(triage__fixed_by__isnull=False)),
         triaged=Count("pk", filter=Q(triage__triaged_at__isnull=False, first_seen__isnull=False)))
     median = None
-    if counts["triaged"]:
+    if counts["triaged"] and connection.vendor != "postgresql":  # SQLite default: no percentile_cont
+        waits = sorted(max((t - f).total_seconds(), 0.0) for t, f in in_scope.filter(
+            triage__triaged_at__isnull=False, first_seen__isnull=False).values_list("triage__triaged_at", "first_seen"))
+        median = analytics._interpolated(waits, 0.5) / HOUR
+    elif counts["triaged"]:
         wait = ExpressionWrapper(F("triage__triaged_at") - F("first_seen"), output_field=DurationField())
         seconds = Func(wait, template="GREATEST(EXTRACT(EPOCH FROM %(expressions)s), 0)", output_field=FloatField())
         value = in_scope.filter(triage__triaged_at__isnull=False, first_seen__isnull=False).aggregate(
@@ -256,7 +261,7 @@ REPORT_CHARTS = ("category", "stage", "pareto", "retry", "team")
 def build(week: Week, team: str = "", *, charts: bool = True, top: int = 10, source=None) -> Report:
     """`source`: analytics.ROLLUPS (the default: weeks are whole days) or analytics.RAW (the benchmark's
     baseline); both give the same report."""
-    source = source or analytics.ROLLUPS
+    source = source or (analytics.ROLLUPS if rollups.supported() else analytics.RAW)
     filters = ChartFilters.for_range(week.start, week.end, team)
     previous_filters = ChartFilters.for_range(week.previous().start, week.previous().end, team)
     current, previous = _totals(week, team, source), _totals(week.previous(), team, source)

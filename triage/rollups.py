@@ -172,10 +172,16 @@ def _lock_signatures(signature_ids) -> None:
          .order_by("pk").values_list("pk"))
 
 
+def supported() -> bool:
+    """The rollups use PostgreSQL (ON CONFLICT upserts, triggers); on the SQLite zero-setup default they
+    stay empty and the charts and reports aggregate the raw tables (fine at that scale)."""
+    return connection.vendor == "postgresql"
+
+
 def refresh_failures(failure_ids: list[int]) -> None:
     """Recount these failures (analysed, re-analysed, moved, overridden, or deleted) in every rollup."""
     ids = sorted(set(failure_ids))
-    if not ids:
+    if not ids or not supported():
         return
     with transaction.atomic():
         signatures = set(Failure.objects.filter(pk__in=ids).values_list("signature_id", flat=True))
@@ -186,6 +192,8 @@ def refresh_failures(failure_ids: list[int]) -> None:
 
 def refresh_signature(signature_id: int) -> None:
     """Recount a signature's failures whose effective category or root cause changed with its judgment."""
+    if not supported():
+        return
     with transaction.atomic():
         _lock_signatures([signature_id])
         _run(_SIGNATURE_RELABEL, {"signature": signature_id})
@@ -237,6 +245,9 @@ def connect_judgment_signals() -> None:
 def rebuild(progress=None) -> dict[str, int]:
     """Recompute the ledgers from the source tables and every rollup from its ledger, one statement per
     table, in one transaction (readers see the old rollups until it commits). Returns rows per table."""
+    if not supported():
+        raise RuntimeError(f"the analytics rollups need PostgreSQL (this database is {connection.vendor}); "
+                           "without them the charts read the raw tables")
     say = progress or (lambda message: None)
     counts: dict[str, int] = {}
     all_tables = [_T["FailureRollupEntry"], *(r.table for r in FAILURE_ROLLUPS), _T["DailyJobRollup"]]

@@ -6,7 +6,7 @@ charts keep showing the previous numbers until it commits.
 """
 import time
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from triage import rollups
 
@@ -16,7 +16,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         start = time.monotonic()
-        counts = rollups.rebuild(progress=lambda message: (self.stdout.write(message), self.stdout.flush()))
+        try:
+            counts = rollups.rebuild(progress=lambda message: (self.stdout.write(message), self.stdout.flush()))
+        except RuntimeError as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(self.style.SUCCESS(
             f"rollups rebuilt in {time.monotonic() - start:.1f} s: "
             + ", ".join(f"{table} {n:,}" for table, n in counts.items())))
