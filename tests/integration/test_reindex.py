@@ -103,3 +103,19 @@ def test_indexing_recreates_a_deleted_signatures_index(celery_worker):
     assert services.index_failures([failure.pk]) == 1
 
     assert signature_ids_indexed(client) == {str(failure.signature_id): failure.signature.failure_count}
+
+
+def test_requeue_pending_leaves_indexing_to_the_retrying_tasks_while_elasticsearch_is_down(
+        transactional_db, log_dir, es, settings):
+    from jobs_ingest import services, tasks
+    from jobs_ingest.jobspec import parse_job
+    job = services.receive_job(parse_job({"platform": "k8s", "external_id": "late", "status": "failed"}),
+                               io.BytesIO(b"KeyError: 'lr'\n")).job
+    services.analyse(job.pk)
+    assert Failure.objects.filter(indexed_at__isnull=True).count() == 1
+
+    settings.ELASTICSEARCH_URL = "http://127.0.0.1:1"  # nothing listens there
+    assert "Elasticsearch unavailable" in tasks.requeue_pending.run(older_than_seconds=0)
+
+    settings.ELASTICSEARCH_URL = es.transport.node_pool.get().base_url
+    assert "1 failures for indexing" in tasks.requeue_pending.run(older_than_seconds=0)
