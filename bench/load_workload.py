@@ -244,6 +244,11 @@ def index(es_prefix: str, chunk: int) -> tuple[int, float]:
                                           batch_size=chunk)
         result = search_index.rebuild(client, es_prefix, docs, progress=bar.set, chunk_size=chunk)
     Failure.objects.filter(indexed_at__isnull=True, analysed_at__lte=started).update(indexed_at=dj_timezone.now())
+    # The similar-failure search reads the signature-level index (one document per signature).
+    from jobs_ingest.models import Signature
+    with Progress(Signature.objects.count(), f"index {es_prefix}-signatures") as bar:
+        search_index.rebuild(client, es_prefix, services.all_signature_documents(), progress=bar.set,
+                             chunk_size=chunk, kind=search_index.SIGNATURES)
     return result["count"], time.perf_counter() - t0
 
 
