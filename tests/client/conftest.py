@@ -12,7 +12,7 @@ CLIENT = Path(__file__).resolve().parents[2] / "client"
 if str(CLIENT) not in sys.path:
     sys.path.insert(0, str(CLIENT))
 
-from tests.integration.conftest import api_token, celery_worker, es_prefix, log_dir  # noqa: E402,F401
+from tests.integration.conftest import api_token, celery_worker, log_dir  # noqa: E402,F401  (es_prefix: tests/conftest.py)
 
 
 def run_cli(args, *, env=None, cwd=None, timeout=120):
