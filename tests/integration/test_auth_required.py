@@ -53,6 +53,28 @@ def test_anonymous_requests_are_refused(client, name, url):
                 assert response["Location"].startswith("/accounts/login/"), (name, url)
 
 
+@pytest.mark.django_db
+def test_every_form_post_needs_a_csrf_token(django_user_model):
+    """A logged-in session cannot be ridden: every POST without the CSRF token is refused before the
+    view runs. /api/v1/jobs is exempt on purpose: it authenticates with a token header, not a cookie."""
+    from django.test import Client
+    user = django_user_model.objects.create_superuser("root", password="x")
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    refused = []
+    for name, url in ROUTES:
+        if name == "api-jobs":
+            continue
+        response = browser.post(url, {"category": "gpu_oom", "state": "ignored"})
+        assert response.status_code == 403, (name, url, response.status_code)
+        refused.append(name)
+    assert {"judge", "set-state", "fixed-by", "override", "bulk-confirm", "api-similar"} <= set(refused)
+    # The 403s above come from the CSRF check, not from permissions: without it the same POST gets through.
+    unchecked = Client()
+    unchecked.force_login(user)
+    assert unchecked.post("/signatures/confirm", {}).status_code != 403
+
+
 # ---------------------------------------------------------------- production settings and secrets
 REPO = Path(__file__).resolve().parents[2]
 
