@@ -25,19 +25,16 @@ from pathlib import Path
 
 import psycopg
 
+from tests.waiting import wait_for as _wait_for
+
 REPO = Path(__file__).resolve().parents[2]
 SERVERS_SH = REPO / "scripts" / "servers.sh"
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
 def wait_for(predicate, timeout=60.0, interval=0.25, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+    """tests.waiting.wait_for with the longer defaults that restarting servers need."""
+    return _wait_for(predicate, timeout=timeout, interval=interval, what=what)
 
 
 def free_ports(n: int) -> list[int]:

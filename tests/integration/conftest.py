@@ -1,22 +1,12 @@
 """Integration fixtures: the real PostgreSQL, Redis-backed Celery worker and Elasticsearch that
 scripts/test.sh starts. Nothing here is mocked; if a server is missing the tests fail and say so."""
-import time
 import uuid
 
 import pytest
 from django.conf import settings
 
 from jobs_ingest import search_index
-
-
-def wait_for(predicate, timeout=30.0, interval=0.1, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+from tests.waiting import wait_for  # noqa: F401  (imported by the tests from here)
 
 
 @pytest.fixture(autouse=True)
