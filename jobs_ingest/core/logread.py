@@ -95,20 +95,28 @@ class LogSource:
         `hint` (anything with a `search(bytes)` method, e.g. a bytes regex), a window it does not match is yielded empty and `skipped`:
         megabytes of training output cost one C-speed scan instead of line-by-line parsing."""
         end, size = self.size, TAIL_BYTES
+        in_long_line = False  # the later window lay inside one line, so it did not hold that line
         while True:
             start = max(0, end - size)
             data = self.read(start, min(self.size, end + (OVERLAP_BYTES if end < self.size else 0)))
+            holds_a_line_start = True
             if start > 0:
                 # Drop the partial first line; it is read whole by the next window back.
                 cut = data.find(b"\n")
-                # No newline at all: the window lies inside one long line. Yield nothing and keep
-                # moving back (start stays), or the loop would read this window forever.
-                data, start = (data[cut + 1:], start + cut + 1) if cut >= 0 else (b"", start)
-            if end < self.size:
+                if 0 <= cut and start + cut + 1 < end:
+                    data, start = data[cut + 1:], start + cut + 1
+                else:
+                    # No line starts inside this window (it lies within one long line): yield nothing
+                    # and keep moving back from `start`, or the loop would read this window forever.
+                    data, holds_a_line_start = b"", False
+            if end < self.size and not in_long_line:
                 # The overlap into the later window may end inside a line: drop that partial line
                 # (the later window holds it whole), or it could read as a cut-off exception.
                 cut = data.rfind(b"\n")
                 data = data[:cut + 1] if cut >= 0 else data
+            # After a window inside a long line, keep that line's beginning here (lines are cut to
+            # MAX_LINE_CHARS anyway): no other window holds it.
+            in_long_line = not holds_a_line_start
             if hint is not None and end < self.size and not hint.search(data):
                 yield Window([], start, start == 0, skipped=True)
             else:
