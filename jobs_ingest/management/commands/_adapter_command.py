@@ -1,6 +1,7 @@
-"""What ingest_slurm, ingest_k8s and ingest_philly share: store the jobs an adapter produced, with
-a progress bar, bad records named and skipped, `--wait`, and a one-line summary (the style of
-ingest_dir). The leading underscore keeps Django from listing this module as a command."""
+"""The base of the ingest commands: the progress stream and `--wait` (all of them, ingest_dir too), and
+for ingest_slurm, ingest_k8s and ingest_philly `store`: the jobs an adapter produced, with a progress bar,
+bad records named and skipped, and a one-line summary. The leading underscore keeps Django from listing
+this module as a command."""
 import sys
 import time
 from typing import Iterable

@@ -2,18 +2,19 @@ import json
 import time
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from jobs_ingest import services
 from jobs_ingest.jobspec import JobSpecError, parse_job
-from jobs_ingest.models import Failure, Job
+from jobs_ingest.management.commands._adapter_command import AdapterCommand
 from jobs_ingest.progress import Progress
 
 MAX_MANIFEST_LINE = 1024 * 1024
 LOG_SUFFIXES = {".log", ".txt", ".out", ".err"}
 
 
-class Command(BaseCommand):
+class Command(AdapterCommand):
+    name = "ingest_dir"
     help = ("Ingest a folder of job logs. With PATH/manifest.jsonl (one job's metadata per line, see "
             "docs/ingest.md) each line names its log; without one, every *.log/*.txt/*.out/*.err file is "
             "a failed job of platform 'dir'. Jobs are queued for the Celery worker; --wait waits for them.")
@@ -21,8 +22,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path")
         parser.add_argument("--manifest", default="manifest.jsonl", help="manifest file name inside PATH")
-        parser.add_argument("--wait", action="store_true", help="wait until the worker analysed and indexed them")
-        parser.add_argument("--timeout", type=float, default=600, help="seconds to wait with --wait")
+        self.add_wait_arguments(parser)
 
     def handle(self, path, manifest, wait, timeout, **options):
         root = Path(path)
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         entries = list(self._entries(root, root / manifest))
         started = time.monotonic()
         job_ids, created, errors = [], 0, []
-        with Progress(len(entries), "ingest_dir: receiving", self._progress_stream()) as bar:
+        with Progress(len(entries), "ingest_dir: receiving", self.progress_stream()) as bar:
             for where, data in entries:
                 try:
                     if isinstance(data, Exception):
@@ -52,7 +52,7 @@ class Command(BaseCommand):
                 bar.advance()
         for message in errors:
             self.stderr.write(f"ingest_dir: rejected {message}")
-        analysed = self._wait(job_ids, timeout) if wait and job_ids else None
+        analysed = self.wait_for(job_ids, timeout) if wait and job_ids else None
         summary = (f"ingest_dir: {len(job_ids)} jobs received ({created} new, {len(job_ids) - created} updated), "
                    f"{len(errors)} rejected")
         if analysed is not None:
@@ -60,9 +60,6 @@ class Command(BaseCommand):
         self.stdout.write(f"{summary} in {time.monotonic() - started:.1f} s")
         if errors or (analysed is not None and analysed < len(job_ids)):
             raise CommandError("some jobs were rejected or not processed; see the messages above")
-
-    def _progress_stream(self):
-        return getattr(self.stderr, "_out", self.stderr)  # the raw stream: the bar writes its own line ends
 
     def _entries(self, root: Path, manifest: Path):
         """(location for messages, metadata dict or the error reading it)."""
@@ -89,19 +86,3 @@ class Command(BaseCommand):
                     yield where, json.loads(raw.decode("utf-8"))
                 except (ValueError, RecursionError) as exc:
                     yield where, ValueError(f"invalid JSON: {str(exc)[:200]}")
-
-    def _wait(self, job_ids: list[int], timeout: float) -> int:
-        deadline = time.monotonic() + timeout
-        with Progress(len(job_ids), "ingest_dir: analysing", self._progress_stream()) as bar:
-            while True:
-                pending = Job.objects.filter(pk__in=job_ids, ingest_state=Job.Ingest.QUEUED).count()
-                unindexed = Failure.objects.filter(job_id__in=job_ids, indexed_at__isnull=True).count()
-                errored = Job.objects.filter(pk__in=job_ids, ingest_state=Job.Ingest.ERROR).count()
-                done = len(job_ids) - pending - unindexed - errored
-                bar.set(done)
-                if pending + unindexed == 0 or time.monotonic() > deadline:
-                    if pending + unindexed:
-                        self.stderr.write(f"ingest_dir: timed out: {pending} jobs not analysed, {unindexed} not "
-                                          "indexed (is the Celery worker running?)")
-                    return done
-                time.sleep(0.25)
