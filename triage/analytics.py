@@ -148,16 +148,8 @@ def _durations_in_python(qs) -> list[tuple[str, int, float, dict[int, float]]]:
     for key in sorted(groups):
         walls = sorted(w for w, _ in groups[key])
         rows.append((key, len(walls), sum(g for _, g in groups[key]) / HOUR,
-                     {p: _interpolated(walls, p / 100) / HOUR for p in PERCENTILES}))
+                     {p: bucket_percentile([(1, w) for w in walls], p / 100) / HOUR for p in PERCENTILES}))
     return rows
-
-
-def _interpolated(values: list[float], fraction: float) -> float:
-    """percentile_cont of sorted values: linear interpolation between the closest ranks."""
-    position = fraction * (len(values) - 1)
-    lower = int(position)
-    upper = min(lower + 1, len(values) - 1)
-    return values[lower] + (position - lower) * (values[upper] - values[lower])
 
 
 class PercentileCont(Aggregate):

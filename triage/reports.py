@@ -218,7 +218,7 @@ def _triage(filters: ChartFilters, source) -> Triage:
     if counts["triaged"] and connection.vendor != "postgresql":  # SQLite default: no percentile_cont
         waits = sorted(max((t - f).total_seconds(), 0.0) for t, f in in_scope.filter(
             triage__triaged_at__isnull=False, first_seen__isnull=False).values_list("triage__triaged_at", "first_seen"))
-        median = analytics._interpolated(waits, 0.5) / HOUR
+        median = analytics.bucket_percentile([(1, w) for w in waits], 0.5) / HOUR
     elif counts["triaged"]:
         wait = ExpressionWrapper(F("triage__triaged_at") - F("first_seen"), output_field=DurationField())
         seconds = Func(wait, template="GREATEST(EXTRACT(EPOCH FROM %(expressions)s), 0)", output_field=FloatField())
