@@ -196,3 +196,11 @@ class IngestToken(models.Model):
 
     def allows(self, platform: str, team: str) -> bool:
         return (not self.platform or self.platform == platform) and (not self.team or self.team == team)
+
+    def scope(self) -> models.Q:
+        """The jobs this token may read and write (a filter on Job): its platform and/or team, or all."""
+        limits = {name: value for name, value in (("platform", self.platform), ("team", self.team)) if value}
+        return models.Q(**limits)
+
+    def visible_jobs(self):
+        return Job.objects.filter(self.scope())

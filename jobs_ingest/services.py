@@ -11,7 +11,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -70,9 +70,23 @@ def store_log(stream: BinaryIO) -> tuple[str, int, str]:
         raise
 
 
-def receive_job(spec: JobSpec, log_stream: BinaryIO | None) -> Received:
+class UpdateRefused(PermissionError):
+    """The job exists and the sender may not change it; nothing was changed."""
+
+
+def receive_job(spec: JobSpec, log_stream: BinaryIO | None,
+                may_update: Callable[[Job], bool] | None = None) -> Received:
     """Store (or update) a job and its log and queue its analysis. Idempotent on platform +
-    external id: sending the same job twice leaves one job."""
+    external id: sending the same job twice leaves one job.
+
+    `may_update` decides whether an existing job may be changed by this sender (a scoped token);
+    it is asked before the log is stored and again under the row lock, so a job created meanwhile by
+    someone else is not taken over either."""
+    def refuse_foreign(existing: Job | None) -> None:
+        if existing is not None and may_update is not None and not may_update(existing):
+            raise UpdateRefused(f"job {spec.platform}:{spec.external_id} is outside this sender's scope")
+
+    refuse_foreign(Job.objects.filter(platform=spec.platform, external_id=spec.external_id).first())
     stored = store_log(log_stream) if log_stream is not None else None
     fields = {name: getattr(spec, name) for name in (
         "name", "submitter", "team", "status", "submitted_at", "started_at", "ended_at", "gpus", "exit_code",
@@ -83,6 +97,8 @@ def receive_job(spec: JobSpec, log_stream: BinaryIO | None) -> Received:
     if stored:
         fields["log_path"], fields["log_bytes"], fields["log_sha256"] = stored
     with transaction.atomic():
+        refuse_foreign(Job.objects.select_for_update().filter(
+            platform=spec.platform, external_id=spec.external_id).first())
         job, created = Job.objects.select_for_update().update_or_create(
             platform=spec.platform, external_id=spec.external_id, defaults=fields)
         if spec.attempts:

@@ -12,7 +12,6 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -130,12 +129,17 @@ def submit_job(request):
         return error(400, "invalid job metadata", fields=exc.fields)
     except ValueError as exc:
         return error(415, f"unsupported content type '{exc}': send application/json or multipart/form-data")
-    if not request.ingest_token.allows(spec.platform, spec.team):
+    token = request.ingest_token
+    if not token.allows(spec.platform, spec.team):
         return error(403, "this token may not submit jobs for this platform or team")
     try:
-        received = services.receive_job(spec, log_stream)
+        received = services.receive_job(spec, log_stream, may_update=lambda job: token.allows(job.platform, job.team))
     except services.LogRejected as exc:
         return error(413 if "larger" in str(exc) else 400, str(exc))
+    except services.UpdateRefused:
+        # Said plainly: the sender already knows this platform + external id (it sent them).
+        return error(409, "a job with this platform and external_id already exists outside this token's "
+                          "scope; nothing was changed", platform=spec.platform, external_id=spec.external_id)
     job = received.job
     return JsonResponse({
         "id": job.pk, "platform": job.platform, "external_id": job.external_id, "created": received.created,
@@ -148,7 +152,10 @@ def submit_job(request):
 @database_unavailable_is_503
 @token_required
 def job_status(request, job_id: int):
-    job = get_object_or_404(Job, pk=job_id)
+    # Out of the token's scope answers exactly like a job that does not exist.
+    job = request.ingest_token.visible_jobs().filter(pk=job_id).select_related("failure__signature").first()
+    if job is None:
+        return error(404, "no such job")
     body = {"id": job.pk, "platform": job.platform, "external_id": job.external_id, "status": job.status,
             "ingest_state": job.ingest_state, "ingest_error": job.ingest_error, "failure": None}
     failure = getattr(job, "failure", None)
