@@ -53,16 +53,31 @@ def _namespace() -> str:
     return f"{settings.JOBTRIAGE_RATE_LIMIT_KEY_PREFIX}:{connection.settings_dict.get('NAME')}"
 
 
-def hit(scope: str, identity: str, limit: int) -> Decision:
+def hit(scope: str, identity: str, limit: int, window: int | None = None) -> Decision:
     """Count one request of `identity` (a token hash, a client address) against `limit` requests
-    per JOBTRIAGE_RATE_LIMIT_WINDOW seconds. A limit of 0 or less means no limit."""
-    window = max(1, int(settings.JOBTRIAGE_RATE_LIMIT_WINDOW))
+    per `window` seconds (JOBTRIAGE_RATE_LIMIT_WINDOW by default). A limit of 0 or less means no limit."""
+    return _count(scope, identity, limit, window, add=True)
+
+
+def check(scope: str, identity: str, limit: int, window: int | None = None) -> Decision:
+    """Whether `identity` is already over `limit` in this window, without counting anything (e.g. a
+    login is refused before its password is tried, and only failures are counted)."""
+    return _count(scope, identity, limit, window, add=False)
+
+
+def _count(scope: str, identity: str, limit: int, window: int | None, *, add: bool) -> Decision:
+    window = max(1, int(window or settings.JOBTRIAGE_RATE_LIMIT_WINDOW))
     if limit <= 0:
         return Decision(True, limit, window)
     window_start = int(time.time()) // window * window
     key = f"{_namespace()}:{scope}:{identity}:{window_start}"
     try:
-        count, ttl_ms = _client().eval(_HIT, 1, key, window * 1000)
+        if add:
+            count, ttl_ms = _client().eval(_HIT, 1, key, window * 1000)
+        else:
+            with _client().pipeline(transaction=False) as pipe:
+                count, ttl_ms = pipe.get(key).pttl(key).execute()
+            count = int(count or 0) + 1   # as if this request were counted
     except (redis.RedisError, OSError) as exc:
         _log_outage(exc)
         return Decision(True, limit, window)

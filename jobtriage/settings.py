@@ -11,11 +11,12 @@ def env_bool(name: str, default: bool) -> bool:
     return os.environ.get(name, "1" if default else "0").strip().lower() in ("1", "true", "yes", "on")
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# Off unless asked for: the README's two commands (scripts/dev.sh, scripts/test.sh) set DJANGO_DEBUG=1.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or (
     "dev-only-insecure-key-set-DJANGO_SECRET_KEY-in-production" if DEBUG else None)
 if not SECRET_KEY:
-    raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
+    raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (DJANGO_DEBUG=1 for local development)")
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,testserver").split(",") if h.strip()]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -110,6 +111,11 @@ JOBTRIAGE_RATE_LIMIT_ANONYMOUS = int(os.environ.get("JOBTRIAGE_RATE_LIMIT_ANONYM
 JOBTRIAGE_RATE_LIMIT_WINDOW = int(os.environ.get("JOBTRIAGE_RATE_LIMIT_WINDOW", 60))
 JOBTRIAGE_RATE_LIMIT_REDIS_URL = os.environ.get("JOBTRIAGE_RATE_LIMIT_REDIS_URL", CELERY_BROKER_URL)
 JOBTRIAGE_RATE_LIMIT_KEY_PREFIX = os.environ.get("JOBTRIAGE_RATE_LIMIT_KEY_PREFIX", "jobtriage:ratelimit")
+# Failed logins (the login page and the admin's) counted per user name and per client address in the
+# same Redis windows; over either limit the login is refused without trying the password.
+JOBTRIAGE_LOGIN_FAILURES_PER_USER = int(os.environ.get("JOBTRIAGE_LOGIN_FAILURES_PER_USER", 10))
+JOBTRIAGE_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("JOBTRIAGE_LOGIN_FAILURES_PER_ADDRESS", 30))
+JOBTRIAGE_LOGIN_WINDOW = int(os.environ.get("JOBTRIAGE_LOGIN_WINDOW", 900))
 # Reverse proxies in front of the app that append to X-Forwarded-For (0 = use REMOTE_ADDR).
 JOBTRIAGE_TRUSTED_PROXIES = int(os.environ.get("JOBTRIAGE_TRUSTED_PROXIES", 0))
 
@@ -127,7 +133,7 @@ LOGGING = {
 # environment for a deployment that needs it.
 if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", 3600))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)

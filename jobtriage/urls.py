@@ -1,8 +1,13 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from triage.login import AdminLoginForm, ThrottledLoginView
+
+admin.site.login_form = AdminLoginForm   # the admin's login is throttled like the login page
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("jobs_ingest.urls")),
     path("", include("triage.urls")),

@@ -51,6 +51,7 @@ trap 'exit 143' TERM
 T0=$SECONDS
 ensure_venv
 ensure_servers
+local_settings
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-jobtriage.settings}"
 
 say "migrate ..."

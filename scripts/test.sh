@@ -101,6 +101,12 @@ ensure_servers() {
     eval "$(bash scripts/servers.sh env)"
 }
 
+# Local development settings: DEBUG is off unless asked for (jobtriage/settings.py), so both README
+# commands ask for it here; production sets DJANGO_SECRET_KEY and leaves DJANGO_DEBUG unset.
+local_settings() {
+    export DJANGO_DEBUG="${DJANGO_DEBUG:-1}"
+}
+
 # ---------------------------------------------------------------- main
 # When sourced (scripts/dev.sh does this), only define the functions.
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
@@ -109,5 +115,6 @@ T0=$SECONDS
 ensure_venv
 ensure_chromium
 ensure_servers
+local_settings
 say "ready in $((SECONDS - T0))s: python -m pytest $*"
 exec python -m pytest "$@"

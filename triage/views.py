@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from jobs_ingest.core.analyse import clean_capture
@@ -30,6 +31,15 @@ def triage_required(view):
         return view(request, *args, **kwargs)
     wrapper.__name__ = view.__name__
     return wrapper
+
+
+def local_next(request, default: str) -> str:
+    """The `next` the form asked for if it stays on this site (no open redirect), else `default`."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                  require_https=request.is_secure()):
+        return target
+    return default
 
 
 @login_required
@@ -59,7 +69,7 @@ def bulk_confirm(request):
     ids = [int(i) for i in request.POST.getlist("signature") if i.isdigit()]
     count = services.confirm(Signature.objects.filter(pk__in=ids), request.user)
     messages.success(request, f"Confirmed the automatic category of {count} signature{'s' if count != 1 else ''}.")
-    return redirect(request.POST.get("next") or "queue")
+    return redirect(local_next(request, "queue"))
 
 
 @login_required

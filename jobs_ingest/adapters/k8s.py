@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..core.paths import OutsideRoot, resolve_inside
 from . import Adapted, Rejected, Skipped
 
 PLATFORM = "k8s"
@@ -314,9 +315,15 @@ class PodLogIndex:
     def __init__(self, folder: Path, files: Iterable[Path] | None = None):
         self.folder = folder
         self._by_pod: dict[str, list[tuple[str, bool, Path]]] = {}
+        self.refused: list[str] = []   # files that resolve outside the folder (symlinks out): never read
         for path in files if files is not None else folder.rglob("*.log"):
             match = _LOG_NAME.match(path.name)
             if match and path.is_file():
+                try:
+                    resolve_inside(folder, path, found_under_root=True)
+                except OutsideRoot as exc:
+                    self.refused.append(str(exc))
+                    continue
                 self._by_pod.setdefault(match.group("pod"), []).append(
                     (match.group("container") or "", bool(match.group("previous")), path))
 

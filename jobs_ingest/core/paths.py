@@ -22,7 +22,10 @@ def resolve_inside(root: Path | str, candidate: Path | str, *, found_under_root:
     given_root, root = Path(root), Path(root).resolve()
     name = Path(candidate)
     if found_under_root:
-        name = name.relative_to(given_root)
+        try:
+            name = name.relative_to(given_root)
+        except ValueError:
+            raise OutsideRoot(f"{str(candidate)!r} is not under {given_root}") from None
     elif name.is_absolute():
         raise OutsideRoot(f"{str(candidate)!r} is an absolute path; name a file inside {root}")
     resolved = (root / name).resolve()

@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from jobs_ingest import services
+from jobs_ingest.core.paths import OutsideRoot, resolve_inside
 from jobs_ingest.jobspec import JobSpecError, parse_job
 from jobs_ingest.management.commands._adapter_command import AdapterCommand
 from jobs_ingest.progress import Progress
@@ -28,7 +29,16 @@ class Command(AdapterCommand):
         root = Path(path)
         if not root.is_dir():
             raise CommandError(f"{root} is not a folder")
-        entries = list(self._entries(root, root / manifest))
+        try:
+            manifest_path = resolve_inside(root, manifest)
+        except OutsideRoot as exc:
+            raise CommandError(f"--manifest {exc}") from None
+        entries = list(self._entries(root, manifest_path))
+        escapes = [f"{where}: log {exc}" for where, data in entries for exc in [self._escape(root, data)] if exc]
+        if escapes:
+            for message in escapes:
+                self.stderr.write(f"ingest_dir: refused {message}")
+            raise CommandError(f"{len(escapes)} log path(s) lead outside {root}; nothing was ingested")
         started = time.monotonic()
         job_ids, created, errors = [], 0, []
         with Progress(len(entries), "ingest_dir: receiving", self.progress_stream()) as bar:
@@ -37,7 +47,7 @@ class Command(AdapterCommand):
                     if isinstance(data, Exception):
                         raise data
                     spec = parse_job(data)
-                    log_path = (root / spec.log) if spec.log else None
+                    log_path = resolve_inside(root, spec.log) if spec.log else None
                     if log_path is not None and not log_path.is_file():
                         raise ValueError(f"log file {spec.log} not found in {root}")
                     if log_path is not None:
@@ -61,9 +71,22 @@ class Command(AdapterCommand):
         if errors or (analysed is not None and analysed < len(job_ids)):
             raise CommandError("some jobs were rejected or not processed; see the messages above")
 
+    @staticmethod
+    def _escape(root: Path, data) -> OutsideRoot | None:
+        """Why this entry's log would be read from outside the folder (.., absolute, symlink), if it would."""
+        log = data.get("log") if isinstance(data, dict) else None
+        if not isinstance(log, str) or not log:
+            return None
+        try:
+            resolve_inside(root, log)
+        except OutsideRoot as exc:
+            return exc
+        return None
+
     def _entries(self, root: Path, manifest: Path):
         """(location for messages, metadata dict or the error reading it)."""
         if not manifest.is_file():
+            # Symlinked files are listed too (is_file follows them); _escape then refuses those pointing out.
             for log in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES):
                 relative = log.relative_to(root).as_posix()
                 yield relative, {"platform": "dir", "external_id": relative, "status": "failed", "name": log.stem,

@@ -27,6 +27,8 @@ class Command(AdapterCommand):
             if not folder.is_dir():
                 raise CommandError(f"{folder} is not a folder")
             logs_index = k8s.PodLogIndex(folder)
+            for reason in logs_index.refused:
+                self.stderr.write(f"{self.name}: not reading log {reason}")
         documents, unreadable = [], []
         for path in objects:
             stream = open_input(path)
