@@ -1,7 +1,6 @@
-"""The base of the ingest commands: the progress stream and `--wait` (all of them, ingest_dir too), and
-for ingest_slurm, ingest_k8s and ingest_philly `store`: the jobs an adapter produced, with a progress bar,
-bad records named and skipped, and a one-line summary. The leading underscore keeps Django from listing
-this module as a command."""
+"""The base of every ingest command (ingest_dir, ingest_slurm, ingest_k8s, ingest_philly): `store` receives
+the jobs a reader produced (Adapted, Rejected, Skipped) with a progress bar, bad records named and skipped
+and a one-line summary; `--wait` waits for the worker. Outside commands/, so Django lists no command here."""
 import sys
 import time
 from typing import Iterable
@@ -17,7 +16,7 @@ from jobs_ingest.progress import Progress
 WAIT_SLICE = 10_000
 
 
-class AdapterCommand(BaseCommand):
+class IngestCommand(BaseCommand):
     name = "ingest"   # set by each command: prefixes its messages
 
     def add_wait_arguments(self, parser):
@@ -58,7 +57,9 @@ class AdapterCommand(BaseCommand):
             self.stderr.write(f"{self.name}: stopped reading: {fatal}")
         analysed = self.wait_for(job_ids, timeout) if wait and job_ids else None
         summary = (f"{self.name}: {len(job_ids)} jobs received ({created} new, {len(job_ids) - created} updated), "
-                   f"{len(errors)} rejected, {skipped} skipped (not finished)")
+                   f"{len(errors)} rejected")
+        if skipped:
+            summary += f", {skipped} skipped (not finished)"
         if analysed is not None:
             summary += f"; {analysed} analysed and indexed"
         self.stdout.write(f"{summary} in {time.monotonic() - started:.1f} s")

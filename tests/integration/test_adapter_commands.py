@@ -90,12 +90,12 @@ def test_k8s_jobs_pods_and_pytorchjob(transactional_db, log_dir):
 
 
 def test_philly_trace_without_logs_gets_failures_with_gpu_cost(celery_worker, monkeypatch):
-    from jobs_ingest.management.commands import _adapter_command
-    monkeypatch.setattr(_adapter_command, "WAIT_SLICE", 4)   # --wait counts in slices (6 jobs: two)
+    from jobs_ingest.management import ingest_command
+    monkeypatch.setattr(ingest_command, "WAIT_SLICE", 4)   # --wait counts in slices (6 jobs: two)
     out, err = run("ingest_philly", str(PHILLY / "cluster_job_log"), "--wait", "--timeout", "90",
                    expect_error=True)
 
-    assert "6 jobs received (6 new, 0 updated), 2 rejected, 0 skipped (not finished); 6 analysed and indexed" in out
+    assert "6 jobs received (6 new, 0 updated), 2 rejected; 6 analysed and indexed" in out
     assert "rejected job 6 (application_1506638472019_900004): status 'Running'" in err
     failed = Failure.objects.get(job__external_id="application_1506638472019_900001")
     assert failed.gpu_seconds == 8 * 20 * 60 + 8 * 10 * 60 and failed.job.team == "b436b2"

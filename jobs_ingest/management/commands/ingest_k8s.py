@@ -5,10 +5,10 @@ from django.core.management.base import CommandError
 
 from jobs_ingest.adapters import Rejected, k8s
 
-from ._adapter_command import AdapterCommand, open_input
+from jobs_ingest.management.ingest_command import IngestCommand, open_input
 
 
-class Command(AdapterCommand):
+class Command(IngestCommand):
     name = "ingest_k8s"
     help = ("Ingest Kubernetes Jobs, Pods and Kubeflow PyTorchJobs from `kubectl get jobs,pods,pytorchjobs -o json` "
             "output (one or more FILEs, - for standard input) with container logs from --logs DIR "

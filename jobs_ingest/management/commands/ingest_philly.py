@@ -2,10 +2,10 @@ from django.core.management.base import CommandError
 
 from jobs_ingest.adapters import philly
 
-from ._adapter_command import AdapterCommand, open_input
+from jobs_ingest.management.ingest_command import IngestCommand, open_input
 
 
-class Command(AdapterCommand):
+class Command(IngestCommand):
     name = "ingest_philly"
     help = ("Ingest the public Philly trace's cluster_job_log (msr-fiddle/philly-traces; about 1 GB, read as a "
             "stream) so its jobs, statuses and GPU hours show in the charts. The trace has no logs: failed jobs "

@@ -4,10 +4,10 @@ from django.core.management.base import CommandError
 
 from jobs_ingest.adapters import slurm
 
-from ._adapter_command import AdapterCommand, open_input
+from jobs_ingest.management.ingest_command import IngestCommand, open_input
 
 
-class Command(AdapterCommand):
+class Command(IngestCommand):
     name = "ingest_slurm"
     help = ("Ingest Slurm jobs from `sacct --json` or `sacct --parsable2` output (FILE, or - for standard input) "
             "with their slurm-%%j.out / %%x-%%j.err logs from --logs DIR. Requeues (sacct -D) become attempts, "
