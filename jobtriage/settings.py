@@ -3,8 +3,15 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# scripts/dev.sh and scripts/test.sh write .env (the local servers' URLs and DJANGO_DEBUG=1), so that a
+# manage.py typed in any shell reaches the running servers. The process environment wins over the file;
+# JOBTRIAGE_ENV_FILE names another file, or none when set empty (production).
+ENV_FILE = os.environ.get("JOBTRIAGE_ENV_FILE", str(BASE_DIR / ".env"))
+if ENV_FILE:
+    load_dotenv(ENV_FILE, override=False)
 
 
 def env_bool(name: str, default: bool) -> bool:

@@ -102,9 +102,21 @@ ensure_servers() {
 }
 
 # Local development settings: DEBUG is off unless asked for (jobtriage/settings.py), so both README
-# commands ask for it here; production sets DJANGO_SECRET_KEY and leaves DJANGO_DEBUG unset.
+# commands ask for it here; production sets DJANGO_SECRET_KEY and leaves DJANGO_DEBUG unset. They are
+# written with the servers' URLs to .env (or $JOBTRIAGE_ENV_FILE), which the settings read, so that any
+# `manage.py` typed in another shell reaches the same servers.
 local_settings() {
     export DJANGO_DEBUG="${DJANGO_DEBUG:-1}"
+    local file="${JOBTRIAGE_ENV_FILE:-$REPO/.env}"
+    [[ -n "$file" ]] || return 0
+    {
+        echo "# Written by scripts/test.sh or scripts/dev.sh: the local servers and development settings."
+        echo "# The environment wins over this file (jobtriage/settings.py)."
+        echo "DATABASE_URL=$DATABASE_URL"
+        echo "CELERY_BROKER_URL=$CELERY_BROKER_URL"
+        echo "ELASTICSEARCH_URL=$ELASTICSEARCH_URL"
+        echo "DJANGO_DEBUG=$DJANGO_DEBUG"
+    } >"$file.tmp" && mv "$file.tmp" "$file"
 }
 
 # ---------------------------------------------------------------- main

@@ -193,6 +193,7 @@ class Stack:
         self.env = keep | servers.app_env | {
             "ES_INDEX_PREFIX": self.prefix, "JOBTRIAGE_LOG_DIR": str(workdir / "logs"), "PYTHONUNBUFFERED": "1",
             "JOBTRIAGE_RATE_LIMIT_PER_TOKEN": "0", "DJANGO_SETTINGS_MODULE": "jobtriage.settings",
+            "DJANGO_DEBUG": "1", "JOBTRIAGE_ENV_FILE": "",   # private servers only: never the checkout's .env
         } | {k: str(v) for k, v in env.items()}
 
     # -- processes -----------------------------------------------------------------------------

@@ -80,7 +80,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def manage(*args, env_overrides):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")} | env_overrides
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")} | {"JOBTRIAGE_ENV_FILE": ""} | env_overrides
     return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=120)
 

@@ -180,7 +180,7 @@ def test_admin_login_is_limited_too(client, engineer, login_limits):
 # ---------------------------------------------------------------- safe defaults
 
 def settings_in_child(env: dict) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")} | {"JOBTRIAGE_ENV_FILE": ""}
     return subprocess.run(
         [sys.executable, "-c", "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='jobtriage.settings';"
                                "from django.conf import settings; print(settings.DEBUG)"],
