@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command:   scripts/test.sh [pytest args ...]
 #
-# Works on a fresh machine: creates .venv (Python >= 3.11) if missing, installs requirements-dev.txt
-# (skipped when the requirement files have not changed since the last install), starts the local
+# Works on a fresh machine: creates .venv (Python >= 3.11) if missing, installs requirements-dev.txt and
+# requirements-frameworks.txt (torch and keras for the training hook's tests; each file skipped when it
+# has not changed since its last install), starts the local
 # PostgreSQL / Redis / Elasticsearch with scripts/servers.sh (skipped when they already answer),
 # exports their URLs and runs `python -m pytest "$@"` from the repo root with pytest's exit code.
 # The browser tests (tests/browser) drive Debian's Chromium (/usr/bin/chromium, never a downloaded
@@ -44,17 +45,21 @@ ensure_venv() {
         rm -rf .venv
         "$py" -m venv .venv || die "$py -m venv .venv failed"
     fi
-    # Reinstall only when the requirement files (or the interpreter) changed since the last good install.
-    local stamp=.venv/.jobtriage-requirements.sha256 want
-    want="$(cat requirements.txt requirements-dev.txt <(.venv/bin/python -VV) | sha256sum | cut -d' ' -f1)"
-    if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]]; then
-        say "pip install -r requirements-dev.txt ..."
-        PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/python -m pip install -q -r requirements-dev.txt \
-            || die "pip install -r requirements-dev.txt failed"
-        echo "$want" >"$stamp"
-    else
-        say "requirements unchanged, .venv up to date"
-    fi
+    # Each requirement file (arguments; default: the product's) is installed only when it, the runtime
+    # file it includes, or the interpreter changed since its last good install.
+    local file stamp want
+    for file in "${@:-requirements.txt}"; do
+        stamp=".venv/.jobtriage-${file%.txt}.sha256"
+        want="$(cat "$file" requirements.txt <(.venv/bin/python -VV) | sha256sum | cut -d' ' -f1)"
+        if [[ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]]; then
+            say "pip install -r $file ..."
+            PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/python -m pip install -q -r "$file" \
+                || die "pip install -r $file failed"
+            echo "$want" >"$stamp"
+        else
+            say "$file unchanged, .venv up to date"
+        fi
+    done
     export VIRTUAL_ENV="$REPO/.venv" PATH="$REPO/.venv/bin:$PATH"
 }
 
@@ -124,7 +129,7 @@ local_settings() {
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
 
 T0=$SECONDS
-ensure_venv
+ensure_venv requirements-dev.txt requirements-frameworks.txt
 ensure_chromium
 ensure_servers
 local_settings
