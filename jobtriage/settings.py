@@ -34,11 +34,13 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django_prometheus",
     "jobs_ingest",
     "triage",
 ]
 
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -47,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "jobtriage.urls"
@@ -123,6 +126,8 @@ JOBTRIAGE_RATE_LIMIT_KEY_PREFIX = os.environ.get("JOBTRIAGE_RATE_LIMIT_KEY_PREFI
 JOBTRIAGE_LOGIN_FAILURES_PER_USER = int(os.environ.get("JOBTRIAGE_LOGIN_FAILURES_PER_USER", 10))
 JOBTRIAGE_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("JOBTRIAGE_LOGIN_FAILURES_PER_ADDRESS", 30))
 JOBTRIAGE_LOGIN_WINDOW = int(os.environ.get("JOBTRIAGE_LOGIN_WINDOW", 900))
+# Prometheus scrapes /metrics with `Authorization: Bearer <this>` (empty: only staff logins may read it).
+JOBTRIAGE_METRICS_TOKEN = os.environ.get("JOBTRIAGE_METRICS_TOKEN", "")
 # Reverse proxies in front of the app that append to X-Forwarded-For (0 = use REMOTE_ADDR).
 JOBTRIAGE_TRUSTED_PROXIES = int(os.environ.get("JOBTRIAGE_TRUSTED_PROXIES", 0))
 
