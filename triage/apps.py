@@ -10,8 +10,10 @@ class TriageConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from jobs_ingest import services as ingest
+        from jobs_ingest.search import fields
         from jobs_ingest.signals import failure_analysed
         from triage import roles, rollups, services
+        from triage.search_fields import TriageSearchFields
 
         post_migrate.connect(roles.ensure_roles, sender=self, dispatch_uid="triage-roles")
 
@@ -19,5 +21,6 @@ class TriageConfig(AppConfig):
         # After the regression check: its state change does not alter the counted labels.
         failure_analysed.connect(rollups.on_failure_analysed, dispatch_uid="triage-rollups")
         rollups.connect_judgment_signals()
-        if services.effective_fields not in ingest.DOCUMENT_PROVIDERS:
+        fields.register(TriageSearchFields())
+        if hasattr(ingest, "DOCUMENT_PROVIDERS") and services.effective_fields not in ingest.DOCUMENT_PROVIDERS:
             ingest.DOCUMENT_PROVIDERS.append(services.effective_fields)

@@ -190,17 +190,9 @@ def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) 
 
 
 def effective_fields(failures: list[Failure]) -> dict[int, dict]:
-    """Judgment fields of the search documents: the job's override, else its signature's judgment."""
-    triages = {t.signature_id: t for t in SignatureTriage.objects.filter(signature_id__in={f.signature_id for f in failures})}
-    overrides = {o.failure_id: o for o in FailureOverride.objects.filter(failure_id__in=[f.pk for f in failures])}
-    fields = {}
-    for failure in failures:
-        triage, override = triages.get(failure.signature_id), overrides.get(failure.pk)
-        category = (override and override.category) or (triage and triage.category) or ""
-        root_cause = (override and override.root_cause) or (triage and triage.root_cause) or ""
-        fields[failure.pk] = {"confirmed_category": category, "root_cause": root_cause,
-                              "triage_state": triage.state if triage else State.NEW}
-    return fields
+    """Old DOCUMENT_PROVIDERS hook, kept until jobs_ingest drops it: see triage/search_fields.py."""
+    from triage.search_fields import TriageSearchFields
+    return TriageSearchFields().failure_fields(failures)
 
 
 def push_signatures_on_commit(signature_ids: list[int]) -> None:

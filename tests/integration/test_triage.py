@@ -14,6 +14,7 @@ from jobs_ingest.models import Failure, Job, Signature
 from triage import services
 from triage.models import JudgmentEvent, SignatureTriage
 from triage.roles import ENGINEERS, MANAGERS
+from triage.search_fields import TriageSearchFields
 
 from .conftest import wait_for
 
@@ -154,10 +155,23 @@ def test_per_job_override(client, engineer, oom):
     job = oom.failures.get(job__external_id="2").job
     client.force_login(engineer)
     client.post(reverse("override", args=[job.pk]), {"category": "cpu_oom", "root_cause": "", "notes": "host issue"})
-    fields = services.effective_fields(list(Failure.objects.filter(signature=oom)))
+    fields = TriageSearchFields().failure_fields(list(Failure.objects.filter(signature=oom)))
     assert sorted(f["confirmed_category"] for f in fields.values()) == ["", "cpu_oom"]
     client.post(reverse("override", args=[job.pk]), {"category": "", "root_cause": "", "notes": ""})
-    assert all(f["confirmed_category"] == "" for f in services.effective_fields(list(oom.failures.all())).values())
+    assert all(f["confirmed_category"] == "" for f in TriageSearchFields().failure_fields(list(oom.failures.all())).values())
+
+
+def test_search_fields_of_a_signature_are_its_own_judgment(client, engineer, oom):
+    job = oom.failures.get(job__external_id="2").job
+    client.force_login(engineer)
+    client.post(reverse("override", args=[job.pk]), {"category": "cpu_oom", "root_cause": "exceptional_data", "notes": ""})
+    assert TriageSearchFields().signature_fields([oom]) == {
+        oom.pk: {"confirmed_category": "", "root_cause": "", "triage_state": "new"}}
+    services.judge(oom, engineer, category="gpu_oom", root_cause="inappropriate_model_params")
+    by_failure = TriageSearchFields().failure_fields(list(oom.failures.all()))
+    assert by_failure[oom.failures.get(job=job).pk]["confirmed_category"] == "cpu_oom"
+    assert TriageSearchFields().signature_fields([oom]) == {
+        oom.pk: {"confirmed_category": "gpu_oom", "root_cause": "inappropriate_model_params", "triage_state": "triaged"}}
 
 
 def test_whole_log_is_served_as_plain_text(client, engineer, oom):
