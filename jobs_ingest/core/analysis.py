@@ -1,4 +1,5 @@
-"""What the pure core derives from one failed job's log: the contract between parsing and storage."""
+"""Analysis: what the pure core derives from one failed job's log (pipeline.py makes it), the
+contract between the core and storage (jobs_ingest.models.Failure and Signature hold its fields)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -25,10 +26,12 @@ class Analysis:
     evidence: str                    # the line the rule matched
     retry_advice: str                # retry | retry_with_change | do_not_retry
     tagger_version: str
+    tagging_config: str              # id of the configs.TaggingConfig that made the tag, e.g. "tagging:2026-11"
     # The signature.
     masked_message: str              # exception type + message with variable parts masked
     fingerprint: str                 # hex digest grouping identical failures
     normaliser_version: str
+    grouping_config: str             # id of the configs.GroupingConfig that made the signature
     # What the training-side hook captured ("[jobtriage] capture={...}" in the log), bounded; {} if none.
     capture: dict = field(default_factory=dict)
 

@@ -6,8 +6,10 @@ numbers, hex ids, uuids, tensor shapes, memory sizes, timestamps, hosts) and kee
 failure (exception type, message words, quoted identifiers, the failing file's base name) plus the
 function of the user's innermost frame, as Sentry groups by in-app frames.
 
-Bump NORMALISER_VERSION whenever the output changes: fingerprints of different versions are not
-comparable, and stored signatures record the version that made them.
+This module is the normaliser of the grouping config "grouping:2026-11" (see configs.py and
+docs/grouping-configs.md). Its output must not change: a change is a new grouping config with its
+own NORMALISER_VERSION, since fingerprints of different versions are not comparable and stored
+signatures are keyed by (fingerprint, normaliser_version).
 """
 from __future__ import annotations
 
@@ -78,3 +80,15 @@ def fingerprint(exception_type: str, message: str, user_function: str = "") -> s
     frame of the user's own code (blank when the log has no traceback)."""
     key = "\x1f".join([NORMALISER_VERSION, masked_message(exception_type, message), user_function])
     return hashlib.sha256(key.encode("utf-8", errors="replace")).hexdigest()[:16]
+
+
+def location(frame) -> str:
+    """What the fingerprint hashes besides the message: the function of the user's innermost frame
+    (a tracebacks.Frame, or None when the log has no traceback). Code at module level or in a
+    notebook cell has no such name, so its (masked) failing statement stands in for it, as Sentry
+    uses a frame's context line. Otherwise two scripts' "SyntaxError: invalid syntax" would merge."""
+    if frame is None:
+        return ""
+    if frame.function and not frame.function.startswith("<"):
+        return frame.function
+    return f"{frame.function}|{mask(frame.code)}" if frame.code else frame.function

@@ -297,11 +297,12 @@ def test_syntax_error_without_traceback_has_its_location():
 
 
 def test_notebook_arrow_line_is_the_frame_code():
-    from jobs_ingest.core import parser
+    from jobs_ingest.core.evidence import find_failures
+    from jobs_ingest.core.terminating import terminating_failure
     lines = ["IndexError                                Traceback (most recent call last)",
              "Cell In[12], line 3", "      1 a = [1]", "      2 b = 2", "----> 3 c = a[b]", "",
              "IndexError: list index out of range"]
-    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    f = terminating_failure(find_failures(lines), lines)
     assert f.frames[0].code == "c = a[b]"
 
 
@@ -429,7 +430,7 @@ def test_newest_capture_line_wins():
 def test_hostile_capture_is_bounded_typed_and_json_safe():
     import json
 
-    from jobs_ingest.core.analyse import clean_capture
+    from jobs_ingest.core.capture import clean_capture
     hostile = {"guard": "nan" * 1000, "reason": ["not", "text"], "step": float("nan"), "epoch": True,
                "stage": "<script>", "stages": [{"stage": "x" * 500, "seconds": float("inf")}] * 500 + ["junk"],
                "inputs": [{"step": 1, "files": ["f" * 5000] * 1000}] * 100 + [7],
@@ -456,7 +457,7 @@ def test_hostile_capture_is_bounded_typed_and_json_safe():
 def test_any_capture_content_cleans_without_raising(raw):
     import json
 
-    from jobs_ingest.core.analyse import clean_capture, find_capture
+    from jobs_ingest.core.capture import clean_capture, find_capture
     capture = clean_capture(raw)
     json.dumps(capture, allow_nan=False)  # storable as jsonb
     line = "[jobtriage] capture=" + json.dumps(raw)

@@ -1,4 +1,4 @@
-"""JSONL batch tagging (the interface of `manage.py tag_logs`)."""
+"""JSON Lines tagging (jobs_ingest.core.jsonl, the interface of `manage.py tag_logs`)."""
 import json
 import pathlib
 import sys
@@ -7,7 +7,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from jobs_ingest.core.batch import OUTPUT_FIELDS, tag_jsonl, tag_record  # noqa: E402
+from jobs_ingest.core.jsonl import OUTPUT_FIELDS, tag_jsonl, tag_record  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "logs"
 

@@ -1,4 +1,5 @@
-"""Parser: which failure ended the job (tracebacks, chains, wrappers, native errors, noise)."""
+"""Reading failures from a log (tracebacks.py, evidence.py) and choosing the one that ended the job
+(terminating.py): tracebacks, chains, wrappers, native errors, noise."""
 import pathlib
 import sys
 
@@ -8,7 +9,9 @@ if str(ROOT) not in sys.path:
 
 import pytest  # noqa: E402
 
-from jobs_ingest.core import parser  # noqa: E402
+from jobs_ingest.core.evidence import find_failures  # noqa: E402
+from jobs_ingest.core.terminating import root_cause_exit_code, terminating_failure  # noqa: E402
+from jobs_ingest.core.tracebacks import Frame, LogFailure, strip_prefixes  # noqa: E402
 from jobs_ingest.core.logread import split_lines  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "logs"
@@ -19,8 +22,8 @@ def lines_of(name: str) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 
 
-def terminal(lines: list[str]) -> parser.Failure | None:
-    return parser.terminating_failure(parser.find_failures(lines), lines)
+def terminal(lines: list[str]) -> LogFailure | None:
+    return terminating_failure(find_failures(lines), lines)
 
 
 def test_plain_traceback_frames_and_message():
@@ -57,10 +60,10 @@ def test_dataloader_worker_reraise_picks_original_traceback():
 
 def test_torchrun_root_cause_rank_wins_over_later_rank():
     lines = lines_of("torchrun_childfailed.log")
-    failures = parser.find_failures(lines)
+    failures = find_failures(lines)
     assert failures[-1].is_wrapper
     assert {f.rank for f in failures if not f.is_wrapper} == {"0", "1"}
-    f = parser.terminating_failure(failures, lines)
+    f = terminating_failure(failures, lines)
     assert f.rank == "1"
     assert f.exception_type == "torch.OutOfMemoryError"
     assert lines[f.line_index].startswith("[rank1]: torch.OutOfMemoryError")
@@ -68,10 +71,10 @@ def test_torchrun_root_cause_rank_wins_over_later_rank():
 
 def test_torchrun_root_cause_exit_code():
     lines = lines_of("torchrun_sigkill.log")
-    failures = parser.find_failures(lines)
+    failures = find_failures(lines)
     wrapper = failures[-1]
     assert wrapper.is_wrapper
-    assert parser.root_cause_exit_code(lines, wrapper.line_index) == -9
+    assert root_cause_exit_code(lines, wrapper.line_index) == -9
 
 
 def test_childfailed_without_child_traceback_is_the_wrapper():
@@ -89,9 +92,9 @@ def test_childfailed_without_child_traceback_is_the_wrapper():
 
 
 def test_rank_prefixes_are_stripped():
-    body, level, rank = parser.strip_prefixes("[rank3]: Traceback (most recent call last):")
+    body, level, rank = strip_prefixes("[rank3]: Traceback (most recent call last):")
     assert body == "Traceback (most recent call last):" and rank == "3"
-    body, level, rank = parser.strip_prefixes("2024-01-02 03:04:05,123 ERROR boom")
+    body, level, rank = strip_prefixes("2024-01-02 03:04:05,123 ERROR boom")
     assert body == "boom" and level == "ERROR"
 
 
@@ -138,7 +141,7 @@ def test_argparse_usage_error():
 
 
 def test_error_colon_without_usage_is_not_argparse():
-    assert all(f.kind != "argparse" for f in parser.find_failures(["tool: error: disk quota"]))
+    assert all(f.kind != "argparse" for f in find_failures(["tool: error: disk quota"]))
 
 
 def test_nan_loss_guard_line():
@@ -153,14 +156,14 @@ def test_slurm_oom_kill_line():
 
 
 def test_no_failure_in_training_log():
-    assert parser.find_failures(lines_of("no_error_killed.log")) == []
+    assert find_failures(lines_of("no_error_killed.log")) == []
 
 
 def test_logged_warning_tracebacks_are_not_terminal():
     lines = lines_of("warning_traceback.log")
-    failures = parser.find_failures(lines)
+    failures = find_failures(lines)
     assert [f.suppressed for f in failures] == [True, False, True]
-    f = parser.terminating_failure(failures, lines)
+    f = terminating_failure(failures, lines)
     assert f.exception_type == "RuntimeError" and "Sizes of tensors must match" in f.message
 
 
@@ -178,7 +181,7 @@ def test_exception_ignored_block_is_skipped():
 
 def test_retried_error_is_dropped():
     lines = lines_of("retried_error.log")
-    failures = parser.find_failures(lines)
+    failures = find_failures(lines)
     assert all(f.exception_type != "ConnectionResetError" for f in failures)
     assert terminal(lines).exception_type == "KeyError"
 
@@ -209,7 +212,7 @@ def test_rich_box_tail_without_header():
 
 
 def test_bare_exception_prose_is_not_a_failure():
-    assert parser.find_failures(["Exception: none, continuing", "Error: retrying"]) == []
+    assert find_failures(["Exception: none, continuing", "Error: retrying"]) == []
 
 
 def test_notebook_traceback():
@@ -255,11 +258,11 @@ def test_embedded_exception_used_only_as_fallback():
     "DeprecationWarning: use y instead",
 ])
 def test_noise_lines_are_not_failures(line):
-    assert parser.find_failures([line]) == []
+    assert find_failures([line]) == []
 
 
 def test_frame_describe():
-    assert parser.Frame("/a/b/c/train.py", 10, "main").describe() == "c/train.py:10 in main"
+    assert Frame("/a/b/c/train.py", 10, "main").describe() == "c/train.py:10 in main"
 
 
 def test_message_ends_at_a_new_log_record():
@@ -296,7 +299,7 @@ def test_handled_traceback_then_argparse_error():
         "usage: run.py [-h] --batch-size BATCH_SIZE",
         "run.py: error: argument --batch-size: invalid int value: '32.0'",
     ]
-    failures = parser.find_failures(lines)
+    failures = find_failures(lines)
     assert failures[0].suppressed
     assert terminal(lines).kind == "argparse"
 
@@ -319,11 +322,11 @@ def test_frame_source_line_is_kept():
 
 def test_interleaved_rank_tracebacks_are_read_per_rank():
     lines = lines_of("torchrun_interleaved.log")
-    failures = parser.find_failures(lines)
+    failures = find_failures(lines)
     ranked = [f for f in failures if f.rank]
     assert [(f.rank, f.line_index) for f in ranked] == [("0", 12), ("1", 13)]
     assert all([fr.function for fr in f.frames] == ["train_one_epoch", "forward"] for f in ranked)
-    f = parser.terminating_failure(failures, lines)
+    f = terminating_failure(failures, lines)
     assert f.rank == "0" and f.exception_type == "RuntimeError" and f.start_index == 2
 
 
@@ -338,28 +341,28 @@ def test_words_inside_the_message_do_not_mark_it_handled():
 # --- issues2: patterns of real issue-tracker logs --------------------------------------------------
 def test_argparse_error_without_usage_lines():
     # users often quote only argparse's last line; its message is argparse's own wording
-    f = parser.terminating_failure(parser.find_failures(
+    f = terminating_failure(find_failures(
         ["train.py: error: unrecognized arguments: --steps=20 --epochs=2", "  [0.000s] Operation failed"]), [])
     assert f.kind == "argparse" and f.message.startswith("unrecognized arguments")
 
 
 def test_argparse_prog_name_with_spaces():
-    fs = parser.find_failures(["iColoriT training scripts: error: unrecognized arguments: --local-rank=0"])
+    fs = find_failures(["iColoriT training scripts: error: unrecognized arguments: --local-rank=0"])
     assert [f.kind for f in fs] == ["argparse"]
 
 
 def test_colon_error_prose_without_usage_is_not_argparse():
-    assert parser.find_failures(["model loader: error: weights look odd, continuing"]) == []
+    assert find_failures(["model loader: error: weights look odd, continuing"]) == []
 
 
 def test_ide_exit_code_137_is_a_kill():
-    fs = parser.find_failures(["Process finished with exit code 137 (interrupted by signal 9:SIGKILL)"])
+    fs = find_failures(["Process finished with exit code 137 (interrupted by signal 9:SIGKILL)"])
     assert [f.kind for f in fs] == ["Killed"]
 
 
 def test_flattened_torchrun_summary_exit_code():
     lines = lines_of("torchrun_flattened_sigkill.log")
-    assert parser.root_cause_exit_code(lines, 0) == -9
+    assert root_cause_exit_code(lines, 0) == -9
 
 
 def test_logged_exception_repr_when_traceback_is_cut():
@@ -368,24 +371,24 @@ def test_logged_exception_repr_when_traceback_is_cut():
              "INFO: Traceback (most recent call last):",
              '  File "/opt/x/fit_harn.py", line 1554, in run',
              "    test_loader"]
-    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    f = terminating_failure(find_failures(lines), lines)
     assert f.exception_type == "RuntimeError" and f.message.startswith("'CUDA out of memory")
 
 
 def test_tf_op_requires_status_when_traceback_is_cut():
     lines = lines_of("tf_op_requires_truncated.log")
-    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    f = terminating_failure(find_failures(lines), lines)
     assert f.exception_type == "PermissionDeniedError" and f.message.startswith("/models")
 
 
 def test_state_dict_key_lists_without_header():
     lines = ['Missing key(s) in state_dict: "map.0.weight", "map.0.bias".', "",
              'Unexpected key(s) in state_dict: "world.0.weight".']
-    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    f = terminating_failure(find_failures(lines), lines)
     assert f.exception_type == "RuntimeError" and "Unexpected key(s) in state_dict" in f.message
 
 
 def test_bare_exception_line_from_raise_exception():
     lines = ["  0%|          | 0/10", "Exception: Current loss scale already at minimum - cannot decrease scale anymore."]
-    f = parser.terminating_failure(parser.find_failures(lines), lines)
+    f = terminating_failure(find_failures(lines), lines)
     assert f.exception_type == "Exception" and f.message.startswith("Current loss scale")

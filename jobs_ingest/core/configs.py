@@ -1,0 +1,83 @@
+"""Named, versioned grouping and tagging configurations, in the spirit of Sentry's grouping configs.
+
+A grouping config decides which failures share a signature (the masked message and the fingerprint);
+a tagging config decides the automatic tag (category, confidence, rule, evidence). Each has an id
+("grouping:2026-11"), a changelog entry, and never changes its output once released: a change is a
+new config appended below, and the old one stays runnable by its id, so stored failures can say
+which config made them and be re-analysed from one config to another. The default is the newest.
+docs/grouping-configs.md explains how to add one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import normalise, tagger
+
+
+@dataclass(frozen=True)
+class GroupingConfig:
+    id: str
+    changelog: str
+    # Salts the fingerprint and keys the signature (Signature.normaliser_version): one per config.
+    normaliser_version: str
+    masked_message: Callable[[str, str], str]          # (exception type, message) -> masked message
+    location: Callable[[object], str]                  # user's innermost Frame (or None) -> hashed location
+    fingerprint: Callable[[str, str, str], str]        # (exception type, message, location) -> hex id
+
+
+@dataclass(frozen=True)
+class TaggingConfig:
+    id: str
+    changelog: str
+    tagger_version: str
+    tag: Callable[..., tagger.Tag]                     # (exception type, message[, context lines]) -> Tag
+
+
+class UnknownConfig(ValueError):
+    pass
+
+
+# Oldest first; the last one of each tuple is the default. Never edit a released entry.
+GROUPING_CONFIGS: tuple[GroupingConfig, ...] = (
+    GroupingConfig(
+        id="grouping:2026-11",
+        changelog="First named config: today's normaliser (version 2). Masks paths (base name kept), "
+                  "numbers, hex ids, uuids, sizes, shapes, times, hosts; hashes the short exception type, "
+                  "the masked message and the user's innermost function (or masked statement at module level).",
+        normaliser_version="2",
+        masked_message=normalise.masked_message,
+        location=normalise.location,
+        fingerprint=normalise.fingerprint,
+    ),
+)
+TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
+    TaggingConfig(
+        id="tagging:2026-11",
+        changelog="First named config: today's tagger rules (version 4) and the pipeline's tag decisions "
+                  "(chained exceptions, SIGKILLed children, exit codes, the hook's NaN guard, stages).",
+        tagger_version="4",
+        tag=tagger.tag,
+    ),
+)
+
+
+def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:
+    """The config with this id (None: the newest). A GroupingConfig is returned as it is."""
+    return _select(config, GROUPING_CONFIGS, GroupingConfig, "grouping")
+
+
+def tagging_config(config: str | TaggingConfig | None = None) -> TaggingConfig:
+    """The config with this id (None: the newest). A TaggingConfig is returned as it is."""
+    return _select(config, TAGGING_CONFIGS, TaggingConfig, "tagging")
+
+
+def _select(config, configs: tuple, kind: type, family: str):
+    if config is None:
+        return configs[-1]
+    if isinstance(config, kind):
+        return config
+    for candidate in configs:
+        if candidate.id == config:
+            return candidate
+    raise UnknownConfig(f"unknown {family} config {config!r}; known: {', '.join(c.id for c in configs)}")
