@@ -28,8 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import search_docs  # noqa: E402
 from bench.timing import percentile, ratio_text  # noqa: E402
-from jobs_ingest import search_index, similar  # noqa: E402
+from jobs_ingest.search import index as search_index, logs as log_search, query as search_query, similar  # noqa: E402
 
 WORDS = ["CUDA out of memory", "No such file or directory", "state_dict", "KeyError", "NCCL", "nan loss",
          "ModuleNotFoundError", "Permission denied", "shape mismatch", "UnicodeDecodeError", "checkpoint",
@@ -59,14 +60,14 @@ def measure(cases: list, figure, base) -> tuple[list[float], list[float]]:
 
 
 def queries_for(client, prefix: str, pasted: list[str], words: list[str]) -> dict:
-    raw = {t: similar.probe(t).raw for t in pasted}  # the baseline's text: the paste, cleaned and capped
-    page = similar.search_logs(client, prefix, "error", size=20)
+    raw = {t: search_query.probe(t).raw for t in pasted}  # the baseline's text: the paste, cleaned and capped
+    page = log_search.search_logs(client, prefix, "error", size=20)
     cursors = []
     for _ in range(20):  # deep pagination with search_after
         if not page.next_search_after:
             break
         cursors.append(page.next_search_after)
-        page = similar.search_logs(client, prefix, "error", size=20, search_after=page.next_search_after)
+        page = log_search.search_logs(client, prefix, "error", size=20, search_after=page.next_search_after)
     return {
         "similar failures (a pasted log, top 10, with counts)": (
             pasted, lambda t: similar.similar_failures(client, prefix, t),
@@ -75,9 +76,9 @@ def queries_for(client, prefix: str, pasted: list[str], words: list[str]) -> dic
             pasted, lambda t: similar.similar_failures(client, prefix, t, filters={"team": TEAM}),
             lambda t: baseline(client, prefix, raw[t], team=TEAM)),
         "log search (words, first page of 20, highlighted, total)": (
-            words, lambda q: similar.search_logs(client, prefix, q), lambda q: baseline(client, prefix, q, size=20)),
+            words, lambda q: log_search.search_logs(client, prefix, q), lambda q: baseline(client, prefix, q, size=20)),
         "log search, next pages (search_after)": (
-            cursors, lambda c: similar.search_logs(client, prefix, "error", size=20, search_after=c),
+            cursors, lambda c: log_search.search_logs(client, prefix, "error", size=20, search_after=c),
             lambda c: baseline(client, prefix, "error", size=20)),
     }
 
@@ -105,8 +106,8 @@ def main() -> None:
 
     notes, rows = [], []
     for prefix in args.es_prefix:
-        failures = search_index.count(client, prefix)
-        signatures = search_index.count(client, prefix, search_index.SIGNATURES)
+        failures = search_docs.count(client, prefix)
+        signatures = search_docs.count(client, prefix, search_index.SIGNATURES)
         notes.append(f"`{prefix}`: {failures:,} failure documents (generated), {signatures:,} signature documents.")
         if not signatures:
             notes.append(f"**`{prefix}` has no signatures index: similar-failure search falls back to the failures "

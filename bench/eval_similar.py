@@ -11,7 +11,7 @@ them): a hit is relevant when the failure it displays belongs to the query's gro
     first relevant hit (0 if none in the top 10); "recall@5 per group" averages recall@5 over groups first,
     so one big group (notebook cluster 1431: 188 NameErrors) does not dominate.
 
-Strategies compared (see jobs_ingest.similar.ranking_query): combined (the product's default), shingles,
+Strategies compared (see jobs_ingest.search.query.ranking_query): combined (the product's default), shingles,
 match, mlt (more_like_this, min_term_freq 1, min_doc_freq 1), bm25_raw (plain BM25: the raw log against
 the raw message field, the baseline) and fingerprint (exact fingerprint only, the other baseline).
 
@@ -43,9 +43,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import search_docs  # noqa: E402
 from bench.timing import percentile  # noqa: E402
-from jobs_ingest import search_index, similar  # noqa: E402
 from jobs_ingest.core import analyse_log  # noqa: E402
+from jobs_ingest.search import index as search_index, query as search_query, similar  # noqa: E402
 
 DEVSET = ROOT / "bench" / "devset"
 SETS = [("notebook_crashes", DEVSET / "notebook_crashes.jsonl", "cluster_id"),
@@ -65,7 +66,7 @@ def group_of(record: dict, key: str) -> str | None:
 
 
 def document(n: int, dataset: str, record: dict, analysis, signature_ids: dict) -> dict:
-    """A failure document shaped like services.failure_documents output (contract fields only)."""
+    """A failure document shaped like jobs_ingest.search.projection.failure_documents output (contract fields only)."""
     # Signatures per data set: each data set is evaluated within itself (a signature spanning two
     # would carry the other set's failures into its counts and platforms).
     signature_id = signature_ids.setdefault((dataset, analysis.fingerprint, analysis.normaliser_version),
@@ -105,7 +106,7 @@ def runs_for(strategies: list[str]) -> list[tuple[str, str, str]]:
             runs.append((f"{strategy} (failures index)", strategy, "failures"))
             continue
         runs.append((f"{strategy} (signatures index)", strategy, "signatures"))
-        if strategy in (similar.DEFAULT_STRATEGY, "fingerprint"):
+        if strategy in (search_query.DEFAULT_STRATEGY, "fingerprint"):
             runs.append((f"{strategy} (failures index)", strategy, "failures"))
     return runs
 
@@ -119,7 +120,7 @@ def evaluate(client, prefix: str, records: list[dict], docs: list[dict], runs: l
     signature_of = {d["failure_id"]: d["signature_id"] for d in docs}
     queries = [(i, r) for i, r in enumerate(records) if r["_group"] and by_group[(r["_dataset"], r["_group"])] > 1]
     print(f"{len(queries)} queries over {len(records)} indexed failures ({len(members)} signatures)", file=sys.stderr)
-    probes = {i: similar.probe(r["log"]) for i, r in queries}
+    probes = {i: search_query.probe(r["log"]) for i, r in queries}
     results: dict = {}
     for label, strategy, index in runs:
         stats = collections.defaultdict(lambda: {"n": 0, "r1": 0, "r5": 0, "rr": 0.0, "ms": [],
@@ -181,7 +182,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     parser.add_argument("--issues", action="store_true", help="also the issue-thread sets (dev + held-out)")
-    parser.add_argument("--strategy", action="append", choices=similar.STRATEGIES,
+    parser.add_argument("--strategy", action="append", choices=search_query.STRATEGIES,
                         help="only these strategies (repeatable); default all")
     parser.add_argument("--url", default=os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:59200"))
     args = parser.parse_args(argv)
@@ -195,9 +196,9 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         docs = [document(i, r["_dataset"], r, analyse_log(r["log"].encode("utf-8"), exit_code=r.get("exit_code")),
                          signature_ids) for i, r in enumerate(records)]
-        ok, errors = search_index.bulk_index(client, prefix, docs, refresh=True)
-        signatures = search_index.signature_documents_from_failures(docs)
-        ok_signatures, signature_errors = search_index.bulk_index(client, prefix, signatures, refresh=True,
+        ok, errors = search_docs.bulk_index(client, prefix, docs, refresh=True)
+        signatures = search_docs.signature_documents_from_failures(docs)
+        ok_signatures, signature_errors = search_docs.bulk_index(client, prefix, signatures, refresh=True,
                                                                   kind=search_index.SIGNATURES)
         if errors or signature_errors:
             print(f"{len(errors + signature_errors)} documents rejected, first: {(errors + signature_errors)[0]}",
@@ -205,7 +206,7 @@ def main(argv=None) -> int:
             return 1
         print(f"indexed {ok} failures ({ok_signatures} signatures) in {time.perf_counter() - t0:.1f}s",
               file=sys.stderr)
-        results = evaluate(client, prefix, records, docs, runs_for(args.strategy or list(similar.STRATEGIES)))
+        results = evaluate(client, prefix, records, docs, runs_for(args.strategy or list(search_query.STRATEGIES)))
     finally:
         # The signatures' indices are named {prefix}-failures-signatures-*: this pattern takes them too.
         for name in client.options(ignore_status=404).indices.get(index=f"{prefix}-failures-*") or {}:

@@ -10,7 +10,7 @@ batch, ids reserved from the tables' own sequences, so concurrent writers are sa
 (failure_count, gpu_seconds, first_seen, last_seen) are accumulated while loading and written once at the
 end, added to what the signatures already had. Memory stays bounded: one batch of jobs plus one small
 entry per distinct signature. Elasticsearch: the failures index is rebuilt from PostgreSQL with
-``search_index.rebuild`` (new index, alias swap), the documents built by ``services.failure_documents``.
+``search_index.rebuild`` (new index, alias swap), the documents built by ``search.projection.failure_documents``.
 
 The jobs are generated (``extra.generated = true``, platforms ``*-gen``); never load them into a
 database people use: ``--reset`` truncates the jobs_ingest tables (and, by cascade, the triage rows that
@@ -232,7 +232,7 @@ def reset(connection, allow: bool) -> None:
 def index(es_prefix: str, chunk: int) -> tuple[int, float]:
     from django.conf import settings
     from django.utils import timezone as dj_timezone
-    from jobs_ingest import search_index, services
+    from jobs_ingest.search import index as search_index, projection
     from jobs_ingest.models import Failure
     from jobs_ingest.progress import Progress
     started = dj_timezone.now()
@@ -240,14 +240,14 @@ def index(es_prefix: str, chunk: int) -> tuple[int, float]:
     client = search_index.make_client(settings.ELASTICSEARCH_URL, timeout=120)
     total = Failure.objects.count()
     with Progress(total, f"index {es_prefix}-failures") as bar:
-        docs = services.failure_documents(services.failures_for_index().iterator(chunk_size=chunk),
-                                          batch_size=chunk)
+        docs = projection.failure_documents(projection.failures_for_index().iterator(chunk_size=chunk),
+                                            batch_size=chunk)
         result = search_index.rebuild(client, es_prefix, docs, progress=bar.set, chunk_size=chunk)
     Failure.objects.filter(indexed_at__isnull=True, analysed_at__lte=started).update(indexed_at=dj_timezone.now())
     # The similar-failure search reads the signature-level index (one document per signature).
     from jobs_ingest.models import Signature
     with Progress(Signature.objects.count(), f"index {es_prefix}-signatures") as bar:
-        search_index.rebuild(client, es_prefix, services.all_signature_documents(), progress=bar.set,
+        search_index.rebuild(client, es_prefix, projection.all_signature_documents(), progress=bar.set,
                              chunk_size=chunk, kind=search_index.SIGNATURES)
     return result["count"], time.perf_counter() - t0
 

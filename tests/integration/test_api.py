@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from jobs_ingest import search_index
 from jobs_ingest.models import Failure, IngestToken, Job, Signature
+from jobs_ingest.search import index as search_index
 
 from .conftest import wait_for
 

@@ -5,8 +5,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import call_command
 
-from jobs_ingest import search_index
+from bench import search_docs
 from jobs_ingest.models import Failure
+from jobs_ingest.search import index as search_index
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "ingest_dir"
 
@@ -22,14 +23,14 @@ def test_reindex_rebuilds_a_lost_index_and_switches_the_alias(celery_worker):
     client = search_index.make_client(settings.ELASTICSEARCH_URL)
     old = search_index.alias_indices(client, settings.ES_INDEX_PREFIX)
     client.indices.delete(index=old[0])  # the index is lost
-    assert search_index.count(client, settings.ES_INDEX_PREFIX) == 0
+    assert search_docs.count(client, settings.ES_INDEX_PREFIX) == 0
 
     out = run("reindex")
 
     assert "reindex: 4 failures indexed" in out
     new = search_index.alias_indices(client, settings.ES_INDEX_PREFIX)
     assert len(new) == 1 and new != old
-    assert search_index.count(client, settings.ES_INDEX_PREFIX) == Failure.objects.count() == 4
+    assert search_docs.count(client, settings.ES_INDEX_PREFIX) == Failure.objects.count() == 4
     hit = client.search(index=search_index.alias_name(settings.ES_INDEX_PREFIX),
                         query={"term": {"category": "path_not_found"}})["hits"]["hits"]
     assert [h["_source"]["external_id"] for h in hit] == ["resnet-7f9c2"]
@@ -60,7 +61,7 @@ def test_reindex_replaces_the_previous_index(celery_worker):
 
     assert search_index.alias_indices(client, settings.ES_INDEX_PREFIX) != old
     assert not client.indices.exists(index=old[0])  # the previous index is dropped after the swap
-    assert search_index.count(client, settings.ES_INDEX_PREFIX) == 4
+    assert search_docs.count(client, settings.ES_INDEX_PREFIX) == 4
 
 
 def signature_ids_indexed(client):
@@ -93,25 +94,25 @@ def test_reindex_rebuilds_the_signatures_index(celery_worker):
 
 
 def test_indexing_recreates_a_deleted_signatures_index(celery_worker):
-    from jobs_ingest import services
+    from jobs_ingest.search import sync
     run("ingest_dir", str(FIXTURE), "--wait", "--timeout", "60")
     client = search_index.make_client(settings.ELASTICSEARCH_URL)
     for name in search_index.alias_indices(client, settings.ES_INDEX_PREFIX, search_index.SIGNATURES):
         client.indices.delete(index=name)
 
     failure = Failure.objects.get(job__external_id="900101")
-    assert services.index_failures([failure.pk]) == 1
+    assert sync.index_failures([failure.pk]) == 1
 
     assert signature_ids_indexed(client) == {str(failure.signature_id): failure.signature.failure_count}
 
 
 def test_requeue_pending_leaves_indexing_to_the_retrying_tasks_while_elasticsearch_is_down(
         transactional_db, log_dir, es, settings):
-    from jobs_ingest import services, tasks
+    from jobs_ingest import failures, services, tasks
     from jobs_ingest.jobspec import parse_job
     job = services.receive_job(parse_job({"platform": "k8s", "external_id": "late", "status": "failed"}),
                                io.BytesIO(b"KeyError: 'lr'\n")).job
-    services.analyse(job.pk)
+    failures.analyse(job.pk)
     assert Failure.objects.filter(indexed_at__isnull=True).count() == 1
 
     settings.ELASTICSEARCH_URL = "http://127.0.0.1:1"  # nothing listens there

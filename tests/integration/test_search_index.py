@@ -1,4 +1,4 @@
-"""jobs_ingest.search_index against the real Elasticsearch (ELASTICSEARCH_URL); nothing is mocked.
+"""jobs_ingest.search.index against the real Elasticsearch (ELASTICSEARCH_URL); nothing is mocked.
 Each test owns a fresh index prefix and removes its indices and template afterwards.
 Run alone with: .venv/bin/python -m pytest tests/integration/test_search_index.py -q -p no:django"""
 import os
@@ -9,8 +9,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from jobs_ingest import search_index
-from jobs_ingest.search_index import IndexingError
+from bench import search_docs
+from jobs_ingest.search import index as search_index
+from jobs_ingest.search.index import IndexingError
 
 ES_URL = os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:59200")
 
@@ -104,7 +105,7 @@ def test_template_mappings_are_the_contract(es, prefix):
                                 text="CUDA out of memory")["tokens"]
     assert {"cuda out", "out of memory"} <= {t["token"] for t in tokens}
 
-    search_index.bulk_index(es, prefix, [failure_doc(1), failure_doc(2, masked_message="out of range")],
+    search_docs.bulk_index(es, prefix, [failure_doc(1), failure_doc(2, masked_message="out of range")],
                             refresh=True)
     assert search_ids(es, prefix, {"term": {"masked_message.shingles": "out of memory"}}) == ["1"]
     assert search_ids(es, prefix, {"term": {"job_name.keyword": "bert-pretrain"}}) == ["1", "2"]
@@ -148,10 +149,10 @@ def test_ensure_index_is_idempotent_and_race_safe(es, prefix):
 
 def test_reindexing_a_failure_overwrites_it(es, prefix):
     search_index.ensure_index(es, prefix)
-    assert search_index.bulk_index(es, prefix, [failure_doc(1, category="gpu_oom")], refresh=True) == (1, [])
-    assert search_index.bulk_index(es, prefix, [failure_doc(1, category="cpu_oom")], refresh=True) == (1, [])
+    assert search_docs.bulk_index(es, prefix, [failure_doc(1, category="gpu_oom")], refresh=True) == (1, [])
+    assert search_docs.bulk_index(es, prefix, [failure_doc(1, category="cpu_oom")], refresh=True) == (1, [])
 
-    assert search_index.count(es, prefix) == 1
+    assert search_docs.count(es, prefix) == 1
     source = es.get(index=search_index.alias_name(prefix), id="1")["_source"]
     assert source["category"] == "cpu_oom"
 
@@ -161,7 +162,7 @@ def test_match_on_message_and_term_filter_on_category(es, prefix):
     docs = [failure_doc(1), failure_doc(2, message="No such file or directory: data/train.jsonl",
                                          category="path_not_found"),
             failure_doc(3, message="CUDA out of memory while allocating", category="cpu_oom")]
-    assert search_index.bulk_index(es, prefix, docs, refresh=True) == (3, [])
+    assert search_docs.bulk_index(es, prefix, docs, refresh=True) == (3, [])
 
     assert search_ids(es, prefix, {"match": {"message": "train.jsonl"}}) == ["2"]
     assert search_ids(es, prefix, {"term": {"category": "path_not_found"}}) == ["2"]
@@ -170,12 +171,12 @@ def test_match_on_message_and_term_filter_on_category(es, prefix):
 
 
 def test_bulk_index_returns_rejected_docs_and_never_creates_an_unmapped_index(es, prefix):
-    ok, errors = search_index.bulk_index(es, prefix, [failure_doc(1)])
+    ok, errors = search_docs.bulk_index(es, prefix, [failure_doc(1)])
     assert ok == 0 and errors[0]["index"]["status"] == 404  # no alias yet: refused, not auto-created
     assert list(es.indices.get(index=f"{prefix}-failures*", allow_no_indices=True)) == []
 
     search_index.ensure_index(es, prefix)
-    ok, errors = search_index.bulk_index(es, prefix, [failure_doc(1), failure_doc(2, unmapped_field="x"),
+    ok, errors = search_docs.bulk_index(es, prefix, [failure_doc(1), failure_doc(2, unmapped_field="x"),
                                                       failure_doc(3, gpus="eight")], refresh=True)
     assert ok == 1
     assert sorted(e["index"]["_id"] for e in errors) == ["2", "3"]
@@ -183,18 +184,9 @@ def test_bulk_index_returns_rejected_docs_and_never_creates_an_unmapped_index(es
                                                              "document_parsing_exception"}
 
 
-def test_delete_docs(es, prefix):
-    search_index.ensure_index(es, prefix)
-    search_index.bulk_index(es, prefix, [failure_doc(1), failure_doc(2)], refresh=True)
-
-    assert search_index.delete_docs(es, prefix, [1, 99], refresh=True) == (1, [])  # 99 absent: fine
-    assert search_index.count(es, prefix) == 1
-    assert search_index.delete_docs(es, f"test-{uuid.uuid4().hex[:8]}", [1]) == (0, [])  # no index at all
-
-
 def test_rebuild_swaps_the_alias_while_searches_keep_answering(es, prefix):
     old = search_index.ensure_index(es, prefix)
-    search_index.bulk_index(es, prefix, [failure_doc(i) for i in range(1, 4)], refresh=True)
+    search_docs.bulk_index(es, prefix, [failure_doc(i) for i in range(1, 4)], refresh=True)
     alias = search_index.alias_name(prefix)
 
     seen_counts, search_errors, stop = set(), [], threading.Event()
@@ -228,24 +220,24 @@ def test_rebuild_swaps_the_alias_while_searches_keep_answering(es, prefix):
     assert result == {"index": result["index"], "count": 25, "removed": [old]}
     assert result["index"] != old
     assert alias_targets(es, prefix) == concrete_indices(es, prefix) == [result["index"]]
-    assert search_index.count(es, prefix) == 25
+    assert search_docs.count(es, prefix) == 25
     assert search_ids(es, prefix, {"term": {"failure_id": "25"}}) == ["25"]
     # The new index takes writes through the alias and refreshes normally again.
-    search_index.bulk_index(es, prefix, [failure_doc(26)], refresh=True)
-    assert search_index.count(es, prefix) == 26
+    search_docs.bulk_index(es, prefix, [failure_doc(26)], refresh=True)
+    assert search_docs.count(es, prefix) == 26
     settings = es.indices.get_settings(index=result["index"])[result["index"]]["settings"]["index"]
     assert "refresh_interval" not in settings
 
 
 def test_failed_rebuild_leaves_the_old_index_serving(es, prefix):
     old = search_index.ensure_index(es, prefix)
-    search_index.bulk_index(es, prefix, [failure_doc(1), failure_doc(2)], refresh=True)
+    search_docs.bulk_index(es, prefix, [failure_doc(1), failure_doc(2)], refresh=True)
 
     bad_docs = [failure_doc(i) for i in range(1, 5)] + [failure_doc(5, not_in_contract=True)]
     with pytest.raises(IndexingError, match="strict_dynamic_mapping_exception"):
         search_index.rebuild(es, prefix, bad_docs, chunk_size=2)
     assert alias_targets(es, prefix) == concrete_indices(es, prefix) == [old]
-    assert search_index.count(es, prefix) == 2
+    assert search_docs.count(es, prefix) == 2
 
     def broken_source():  # e.g. the database going away mid-rebuild
         yield failure_doc(3)
@@ -254,7 +246,7 @@ def test_failed_rebuild_leaves_the_old_index_serving(es, prefix):
     with pytest.raises(RuntimeError, match="database connection lost"):
         search_index.rebuild(es, prefix, broken_source())
     assert alias_targets(es, prefix) == concrete_indices(es, prefix) == [old]
-    assert search_index.count(es, prefix) == 2
+    assert search_docs.count(es, prefix) == 2
 
 
 def test_first_rebuild_creates_the_alias(es, prefix):
@@ -267,13 +259,13 @@ def test_unreachable_server_raises_indexing_error_quickly():
     client = search_index.make_client("http://127.0.0.1:1", timeout=2)
     started = time.monotonic()
     with pytest.raises(IndexingError, match="unreachable"):
-        search_index.bulk_index(client, "test-unreachable", [failure_doc(1)])
+        search_docs.bulk_index(client, "test-unreachable", [failure_doc(1)])
     with pytest.raises(IndexingError):
         search_index.ensure_index(client, "test-unreachable")
     with pytest.raises(IndexingError):
         search_index.rebuild(client, "test-unreachable", [failure_doc(1)])
     with pytest.raises(IndexingError):
-        search_index.count(client, "test-unreachable")
+        search_docs.count(client, "test-unreachable")
     assert search_index.health(client) is False
     assert time.monotonic() - started < 5
 
@@ -307,26 +299,26 @@ def test_ensure_index_creates_the_strict_signatures_index_beside_the_failures_on
     assert search_index.ensure_index(es, prefix) == failures  # idempotent
     assert alias_targets(es, prefix, search_index.SIGNATURES) == [signatures]
 
-    ok, errors = search_index.bulk_index(es, prefix, [signature_doc(7)], refresh=True, kind=search_index.SIGNATURES)
+    ok, errors = search_docs.bulk_index(es, prefix, [signature_doc(7)], refresh=True, kind=search_index.SIGNATURES)
     assert (ok, errors) == (1, [])
     source = es.get(index=search_index.alias_name(prefix, search_index.SIGNATURES), id="7")["_source"]
     assert source["teams"] == ["nlp", "vision"] and source["effective_category"] == "gpu_oom"
     assert source["latest_failure"]["failure_id"] == "9"
-    rejected = search_index.bulk_index(es, prefix, [signature_doc(8, not_in_contract=1)],
+    rejected = search_docs.bulk_index(es, prefix, [signature_doc(8, not_in_contract=1)],
                                        kind=search_index.SIGNATURES)[1]
     assert rejected and "strict_dynamic_mapping_exception" in str(rejected[0])
 
 
 def test_rebuild_of_the_signatures_index_leaves_the_failures_index_alone(es, prefix):
     failures = search_index.ensure_index(es, prefix)
-    search_index.bulk_index(es, prefix, [failure_doc(1)], refresh=True)
+    search_docs.bulk_index(es, prefix, [failure_doc(1)], refresh=True)
     [old] = alias_targets(es, prefix, search_index.SIGNATURES)
 
     result = search_index.rebuild(es, prefix, (signature_doc(i) for i in range(1, 6)), kind=search_index.SIGNATURES)
 
     assert result["removed"] == [old] and alias_targets(es, prefix, search_index.SIGNATURES) == [result["index"]]
-    assert search_index.count(es, prefix, search_index.SIGNATURES) == 5
-    assert alias_targets(es, prefix) == [failures] and search_index.count(es, prefix) == 1
+    assert search_docs.count(es, prefix, search_index.SIGNATURES) == 5
+    assert alias_targets(es, prefix) == [failures] and search_docs.count(es, prefix) == 1
 
 
 def test_signature_documents_from_failure_documents():
@@ -335,7 +327,7 @@ def test_signature_documents_from_failure_documents():
                         confirmed_category="cpu_oom", triage_state="resolved"),
             failure_doc(3, signature_id="8", ended_at=None)]
 
-    by_id = {d["signature_id"]: d for d in search_index.signature_documents_from_failures(docs)}
+    by_id = {d["signature_id"]: d for d in search_docs.signature_documents_from_failures(docs)}
 
     seven = by_id["7"]
     assert (seven["failure_count"], seven["gpu_hours"]) == (2, 5.0)

@@ -6,9 +6,10 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
-from jobs_ingest import search_index, services as ingest
+from jobs_ingest import failures, services as ingest
 from jobs_ingest.jobspec import parse_job
 from jobs_ingest.models import Failure
+from jobs_ingest.search import index as search_index, similar, sync
 from triage import services
 from triage.roles import ENGINEERS
 
@@ -21,7 +22,7 @@ def make_job(external_id, log, **fields):
             "ended_at": "2026-11-16T09:00:00Z", **fields}
     with open(LOGS / log, "rb") as stream:
         job = ingest.receive_job(parse_job(data), stream).job
-    ingest.analyse(job.pk, index_now=True)
+    failures.analyse(job.pk, index_now=True)
     return Failure.objects.get(job=job)
 
 
@@ -39,7 +40,7 @@ def indexed(es, log_dir, engineer):
     missing = make_job("3", "missing-data.log")
     services.judge(oom.signature, engineer, root_cause="inappropriate_model_params",
                    fix_description="halve the batch size")
-    ingest.index_failures(list(Failure.objects.values_list("pk", flat=True)))  # the judgment, as the task would
+    sync.index_failures(list(Failure.objects.values_list("pk", flat=True)))  # the judgment, as the task would
     es.indices.refresh(index=search_index.alias_name(settings.ES_INDEX_PREFIX))
     return {"oom": oom, "missing": missing}
 
@@ -104,7 +105,6 @@ def test_one_representative_document_per_signature(es, log_dir, engineer):
         return sorted(h["_id"] for h in hits)
 
     assert representatives() == sorted([str(first.pk), str(Failure.objects.get(job__external_id="3").pk)])
-    from jobs_ingest import similar
     hits = similar.similar_failures(es, settings.ES_INDEX_PREFIX, (LOGS / "oom-node3.log").read_text())
     assert hits[0].same_fingerprint and hits[0].count == 2  # the signature's counts cover all its failures
 
@@ -113,8 +113,8 @@ def test_one_representative_document_per_signature(es, log_dir, engineer):
         other.write("KeyError: 'lr'\n")
     with open(log_dir.parent / "other.log", "rb") as stream:
         ingest.receive_job(parse_job({"platform": "slurm", "external_id": "1", "status": "failed"}), stream)
-    ingest.analyse(first.job_id, index_now=True)
-    ingest.index_failures([second.pk])  # what the task queued on commit does
+    failures.analyse(first.job_id, index_now=True)
+    sync.index_failures([second.pk])  # what the task queued on commit does
     assert str(second.pk) in representatives()
 
 
@@ -148,7 +148,6 @@ def test_signature_document_follows_new_failures(es, log_dir, engineer):
     assert doc["failure_count"] == 3 and doc["latest_failure"]["external_id"] == "k-2"
     assert doc["first_seen"].startswith("2026-11-10T09:00:00")
 
-    from jobs_ingest import similar
     hits = similar.similar_failures(es, settings.ES_INDEX_PREFIX, (LOGS / "oom-node3.log").read_text())
     assert hits[0].same_fingerprint and (hits[0].count, hits[0].gpu_hours) == (3, pytest.approx(16.0))
     # Filtered by team, the hit shows that team's failure, never another team's job.
@@ -172,8 +171,8 @@ def test_a_failure_moving_signature_recounts_both(es, log_dir, engineer):
         other.write("KeyError: 'lr'\n")
     with open(log_dir.parent / "other.log", "rb") as stream:
         ingest.receive_job(parse_job({"platform": "k8s", "external_id": "2", "status": "failed"}), stream)
-    ingest.analyse(second.job_id, index_now=True)
-    ingest.index_failures([], signature_ids=[oom])  # what the task queued on commit does (no worker here)
+    failures.analyse(second.job_id, index_now=True)
+    sync.index_failures([], signature_ids=[oom])  # what the task queued on commit does (no worker here)
 
     moved = Failure.objects.get(pk=second.pk)
     assert moved.signature_id != oom
@@ -185,12 +184,11 @@ def test_a_failure_moving_signature_recounts_both(es, log_dir, engineer):
     # The last failure leaving a signature removes its document.
     Failure.objects.filter(pk=first.pk).update(signature=moved.signature)
     Signature.objects.get(pk=oom).refresh_stats()
-    ingest.index_failures([], signature_ids=[oom])
+    sync.index_failures([], signature_ids=[oom])
     assert signature_source(es, oom) is None
 
 
 def test_judgments_reach_the_signature_document_when_pushed(es, log_dir, engineer):
-    from jobs_ingest import similar
     from triage.tasks import push_signatures
     oom = make_job("1", "oom-node7.log")
     make_job("2", "missing-data.log")
@@ -214,7 +212,7 @@ def test_judgments_reach_the_signature_document_when_pushed(es, log_dir, enginee
 
 def test_concurrent_signature_writes_conflict_instead_of_losing_a_platform(es, log_dir, engineer):
     first = make_job("1", "oom-node7.log")
-    stale = ingest.signature_actions(es, settings.ES_INDEX_PREFIX, [first.signature_id], [first])
+    stale = sync.signature_actions(es, settings.ES_INDEX_PREFIX, [first.signature_id], [first])
     make_job("k-2", "oom-node3.log", platform="k8s")  # another writer updates the document meanwhile
 
     _, errors = search_index.bulk_write(es, stale)
@@ -224,14 +222,13 @@ def test_concurrent_signature_writes_conflict_instead_of_losing_a_platform(es, l
 
 
 def test_equal_scores_put_the_most_recent_signature_first(es, log_dir, engineer):
-    from jobs_ingest import similar
     older = make_job("1", "missing-data.log", started_at=None, ended_at="2026-11-01T00:00:00Z")
     with open(log_dir.parent / "missing2.log", "w") as log:
         log.write((LOGS / "missing-data.log").read_text().replace("FileNotFoundError", "FileNotFound2Error"))
     with open(log_dir.parent / "missing2.log", "rb") as stream:
         job = ingest.receive_job(parse_job({"platform": "slurm", "external_id": "2", "status": "failed",
                                             "ended_at": "2026-11-20T00:00:00Z"}), stream).job
-    ingest.analyse(job.pk, index_now=True)
+    failures.analyse(job.pk, index_now=True)
     newer = Failure.objects.get(job=job)
     assert newer.signature_id != older.signature_id
     alias = search_index.alias_name(settings.ES_INDEX_PREFIX, search_index.SIGNATURES)

@@ -1,6 +1,6 @@
 """Similar failures, log search, POST /api/v1/similar and `manage.py similar`, against the real Elasticsearch.
 
-Documents are analysed with the real core and shaped like services.failure_documents output (the mapping is
+Documents are analysed with the real core and shaped like search.projection.failure_documents output (the mapping is
 strict, so only contract fields), then bulk indexed through the alias."""
 import json
 import os
@@ -12,8 +12,9 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from jobs_ingest import search_index, similar
+from bench import search_docs
 from jobs_ingest.core import analyse_text
+from jobs_ingest.search import index as search_index, logs, query, similar
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,13 +71,13 @@ INDEXED: dict[str, dict[str, dict]] = {}
 
 def index(es, prefix, docs):
     """Failure documents, and their signatures' documents aggregated from every failure document this
-    test indexed (as services.index_failures keeps them from PostgreSQL)."""
-    ok, errors = search_index.bulk_index(es, prefix, docs, refresh=True)
+    test indexed (as search.sync.index_failures keeps them from PostgreSQL)."""
+    ok, errors = search_docs.bulk_index(es, prefix, docs, refresh=True)
     assert not errors and ok == len(docs), errors[:1]
     known = INDEXED.setdefault(prefix, {})
     known.update({d["failure_id"]: d for d in docs})
-    signatures = search_index.signature_documents_from_failures(known.values())
-    ok, errors = search_index.bulk_index(es, prefix, signatures, refresh=True, kind=search_index.SIGNATURES)
+    signatures = search_docs.signature_documents_from_failures(known.values())
+    ok, errors = search_docs.bulk_index(es, prefix, signatures, refresh=True, kind=search_index.SIGNATURES)
     assert not errors and ok == len(signatures), errors[:1]
 
 
@@ -133,9 +134,9 @@ def test_filters(es, es_prefix, corpus):
     index(es, es_prefix, [doc(70, MISSING, signature="300", confirmed_category="cpu_oom", team="data")])
     assert "300" in [h.signature_id for h in similar.similar_failures(es, es_prefix, MISSING,
                                                                         filters={"category": "cpu_oom"})]
-    with pytest.raises(similar.BadQuery):
+    with pytest.raises(query.BadQuery):
         sigs(colour="red")
-    with pytest.raises(similar.BadQuery):
+    with pytest.raises(query.BadQuery):
         sigs(ended_after="last tuesday")
 
 
@@ -154,7 +155,7 @@ def test_similar_to_an_indexed_failure(es, es_prefix, corpus):
     assert similar.similar_to_failure(es, es_prefix, "999999") == []
 
 
-@pytest.mark.parametrize("strategy", similar.STRATEGIES)
+@pytest.mark.parametrize("strategy", query.STRATEGIES)
 def test_every_strategy_answers(es, es_prefix, corpus, strategy):
     hits = similar.similar_failures(es, es_prefix, OOM_LOG, strategy=strategy)
     assert hits
@@ -170,7 +171,7 @@ def test_every_strategy_answers(es, es_prefix, corpus, strategy):
 def test_bad_queries_give_bad_query_or_a_sane_answer(es, es_prefix, corpus, text):
     try:
         hits = similar.similar_failures(es, es_prefix, text)
-    except similar.BadQuery as exc:
+    except query.BadQuery as exc:
         assert str(exc)
         return
     assert isinstance(hits, list)
@@ -179,10 +180,10 @@ def test_bad_queries_give_bad_query_or_a_sane_answer(es, es_prefix, corpus, text
 
 
 def test_empty_text_is_a_bad_query(es, es_prefix):
-    with pytest.raises(similar.BadQuery, match="empty"):
+    with pytest.raises(query.BadQuery, match="empty"):
         similar.similar_failures(es, es_prefix, "")
     with pytest.raises(ValueError):
-        similar.search_logs(es, es_prefix, "  ")
+        logs.search_logs(es, es_prefix, "  ")
 
 
 def test_no_index_yet_is_no_hits():
@@ -194,7 +195,7 @@ def test_no_index_yet_is_no_hits():
 
 def test_log_search_highlights_are_html_escaped(es, es_prefix, corpus):
     index(es, es_prefix, [doc(80, XSS, signature="500")])
-    page = similar.search_logs(es, es_prefix, "markup")
+    page = logs.search_logs(es, es_prefix, "markup")
 
     assert [h.failure_id for h in page.hits] == ["80"] and page.total == 1
     fragments = " ".join(f for fs in page.hits[0].highlights.values() for f in fs)
@@ -204,17 +205,17 @@ def test_log_search_highlights_are_html_escaped(es, es_prefix, corpus):
 
 
 def test_log_search_filters_and_syntax_characters(es, es_prefix, corpus):
-    hits, _, total = similar.search_logs(es, es_prefix, "CUDA memory", filters={"platform": "k8s"})
+    hits, _, total = logs.search_logs(es, es_prefix, "CUDA memory", filters={"platform": "k8s"})
     assert [h.failure_id for h in hits] == ["40"] and total == 1
-    for query in ['"(]{*~', "NCCL AND (", "memory~~ ^^ \\", "-", 'train-00001.parquet"']:
-        page = similar.search_logs(es, es_prefix, query) if any(c.isalnum() for c in query) else None
+    for text in ['"(]{*~', "NCCL AND (", "memory~~ ^^ \\", "-", 'train-00001.parquet"']:
+        page = logs.search_logs(es, es_prefix, text) if any(c.isalnum() for c in text) else None
         assert page is None or isinstance(page.total, int)
-    with pytest.raises(similar.BadQuery):
-        similar.search_logs(es, es_prefix, "(]{*~")  # nothing searchable in it
-    with pytest.raises(similar.BadQuery):
-        similar.search_logs(es, es_prefix, "memory", search_after=["not", "valid", "cursor"])
-    with pytest.raises(similar.BadQuery):
-        similar.search_logs(es, es_prefix, "memory", search_after="%%%garbage")
+    with pytest.raises(query.BadQuery):
+        logs.search_logs(es, es_prefix, "(]{*~")  # nothing searchable in it
+    with pytest.raises(query.BadQuery):
+        logs.search_logs(es, es_prefix, "memory", search_after=["not", "valid", "cursor"])
+    with pytest.raises(query.BadQuery):
+        logs.search_logs(es, es_prefix, "memory", search_after="%%%garbage")
 
 
 def test_search_after_walks_every_result_once(es, es_prefix):
@@ -227,13 +228,13 @@ def test_search_after_walks_every_result_once(es, es_prefix):
     index(es, es_prefix, docs + [doc(100, NCCL, signature="400")])
     seen, cursor, pages = [], None, 0
     while True:
-        page = similar.search_logs(es, es_prefix, "No such file", size=7, search_after=cursor)
+        page = logs.search_logs(es, es_prefix, "No such file", size=7, search_after=cursor)
         assert page.total == 57
         seen += [h.failure_id for h in page.hits]
         pages += 1
         if page.next_search_after is None:
             break
-        cursor = similar.encode_cursor(page.next_search_after) if pages % 2 else page.next_search_after
+        cursor = logs.encode_cursor(page.next_search_after) if pages % 2 else page.next_search_after
     assert len(seen) == len(set(seen)) == 57 and pages == 9
     assert seen[-3:] == ["19", "38", "57"]  # no ended_at: last, by failure_id
     ended = [d["ended_at"] for d in sorted(docs, key=lambda d: d["failure_id"]) if d["ended_at"]]
@@ -320,10 +321,10 @@ def test_similar_command_output(es, es_prefix, corpus):
 
 def test_elasticsearch_down_is_search_unavailable_and_a_503(client, api_token, settings):
     down = search_index.make_client("http://127.0.0.1:9", timeout=2)
-    with pytest.raises(similar.SearchUnavailable):
+    with pytest.raises(query.SearchUnavailable):
         similar.similar_failures(down, "jobtriage", OOM_LOG)
-    with pytest.raises(similar.SearchUnavailable):
-        similar.search_logs(down, "jobtriage", "memory")
+    with pytest.raises(query.SearchUnavailable):
+        logs.search_logs(down, "jobtriage", "memory")
     settings.ELASTICSEARCH_URL = "http://127.0.0.1:9"
     response = post(client, {"text": OOM_LOG}, token=api_token)
     assert response.status_code == 503 and response.json()["error"]
@@ -332,24 +333,24 @@ def test_elasticsearch_down_is_search_unavailable_and_a_503(client, api_token, s
 # ------------------------------------------------------------------------------------ signatures index
 
 def test_signature_level_filters():
-    clauses = similar.signature_filter_clauses({"team": "nlp", "platform": ["k8s", "slurm"], "category": "gpu_oom",
+    clauses = query.signature_filter_clauses({"team": "nlp", "platform": ["k8s", "slurm"], "category": "gpu_oom",
                                                 "only_resolved": "1"})
     assert clauses == [{"terms": {"teams": ["nlp"]}}, {"terms": {"platforms": ["k8s", "slurm"]}},
                        {"terms": {"effective_category": ["gpu_oom"]}}, {"term": {"triage_state": "resolved"}}]
     with pytest.raises(ValueError):
-        similar.signature_filter_clauses({"ended_after": "2026-01-01"})
-    with pytest.raises(similar.BadQuery):
-        similar.signature_filter_clauses({"team": 3})
+        query.signature_filter_clauses({"ended_after": "2026-01-01"})
+    with pytest.raises(query.BadQuery):
+        query.signature_filter_clauses({"team": 3})
 
 
 def test_both_indices_rank_alike_and_the_failures_index_stands_in(es, es_prefix, corpus):
-    by_signatures = similar.search_probe(es, es_prefix, similar.probe(OOM_LOG), index="signatures")
-    by_failures = similar.search_probe(es, es_prefix, similar.probe(OOM_LOG), index="failures")
+    by_signatures = similar.search_probe(es, es_prefix, query.probe(OOM_LOG), index="signatures")
+    by_failures = similar.search_probe(es, es_prefix, query.probe(OOM_LOG), index="failures")
     assert [h.signature_id for h in by_signatures] == [h.signature_id for h in by_failures]
     assert [(h.count, h.gpu_hours) for h in by_signatures] == [(h.count, h.gpu_hours) for h in by_failures]
     assert by_signatures[0].failure_id == "30"  # the signature's latest failure is shown
-    with pytest.raises(similar.BadQuery):
-        similar.search_probe(es, es_prefix, similar.probe(OOM_LOG), index="signatures",
+    with pytest.raises(query.BadQuery):
+        similar.search_probe(es, es_prefix, query.probe(OOM_LOG), index="signatures",
                              filters={"ended_after": "2026-01-01"})
 
     # Signatures index lost (or not built yet after an upgrade): the failures index answers.

@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs_ingest import search_index, services
+from jobs_ingest.search import index
+from jobs_ingest.search.sync import es_client
 
 
 class Command(BaseCommand):
@@ -11,9 +12,9 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         prefix = settings.ES_INDEX_PREFIX
         try:
-            index = search_index.ensure_index(services.es_client(), prefix)
-            signatures = search_index.alias_indices(services.es_client(), prefix, search_index.SIGNATURES)
-        except search_index.IndexingError as exc:
+            failures = index.ensure_index(es_client(), prefix)
+            signatures = index.alias_indices(es_client(), prefix, index.SIGNATURES)
+        except index.IndexingError as exc:
             raise CommandError(f"Elasticsearch at {settings.ELASTICSEARCH_URL} is not usable: {exc}") from exc
-        self.stdout.write(f"ensure_search_index: alias {search_index.alias_name(prefix)} -> {index}, "
-                          f"alias {search_index.alias_name(prefix, search_index.SIGNATURES)} -> {', '.join(signatures)}")
+        self.stdout.write(f"ensure_search_index: alias {index.alias_name(prefix)} -> {failures}, "
+                          f"alias {index.alias_name(prefix, index.SIGNATURES)} -> {', '.join(signatures)}")

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from jobs_ingest import search_index, services
+from jobs_ingest.search import index, projection, sync
 from jobs_ingest.models import Failure
 from jobs_ingest.progress import Progress
 
@@ -24,10 +24,10 @@ class Command(BaseCommand):
 
     def handle(self, pending, signatures_only, chunk_size, **options):
         started, began = timezone.now(), time.monotonic()
-        client = services.es_client()
+        client = sync.es_client()
         prefix = settings.ES_INDEX_PREFIX
         stream = getattr(self.stderr, "_out", self.stderr)
-        failures = services.failures_for_index()
+        failures = projection.failures_for_index()
         summary = []
         try:
             if pending:
@@ -35,19 +35,18 @@ class Command(BaseCommand):
                 ids = list(failures.values_list("pk", flat=True))
                 with Progress(len(ids), "reindex", stream) as bar:
                     for start in range(0, len(ids), chunk_size):
-                        services.index_failures(ids[start:start + chunk_size])
+                        sync.index_failures(ids[start:start + chunk_size])
                         bar.advance(len(ids[start:start + chunk_size]))
-                summary.append(f"{len(ids)} failures indexed into {search_index.alias_name(prefix)}")
+                summary.append(f"{len(ids)} failures indexed into {index.alias_name(prefix)}")
             else:
                 if not signatures_only:
                     with Progress(failures.count(), "reindex failures", stream) as bar:
-                        docs = services.failure_documents(failures.iterator(chunk_size=chunk_size))
-                        result = search_index.rebuild(client, prefix, docs, progress=bar.set, chunk_size=chunk_size)
+                        docs = projection.failure_documents(failures.iterator(chunk_size=chunk_size))
+                        result = index.rebuild(client, prefix, docs, progress=bar.set, chunk_size=chunk_size)
                     summary.append(f"{result['count']} failures indexed into {result['index']}")
-                with Progress(services.signatures_with_failures_count(), "reindex signatures", stream) as bar:
-                    result = search_index.rebuild(client, prefix, services.all_signature_documents(),
-                                                  progress=bar.set, chunk_size=chunk_size,
-                                                  kind=search_index.SIGNATURES)
+                with Progress(projection.signatures_with_failures_count(), "reindex signatures", stream) as bar:
+                    result = index.rebuild(client, prefix, projection.all_signature_documents(),
+                                           progress=bar.set, chunk_size=chunk_size, kind=index.SIGNATURES)
                 summary.append(f"{result['count']} signatures indexed into {result['index']}")
                 if not signatures_only:
                     Failure.objects.filter(analysed_at__lte=started).update(indexed_at=timezone.now())
@@ -55,7 +54,7 @@ class Command(BaseCommand):
                 # indices: push what changed since we started again (with their signatures).
                 changed = list(Failure.objects.filter(analysed_at__gt=started).values_list("pk", flat=True))
                 for start in range(0, len(changed), chunk_size):
-                    services.index_failures(changed[start:start + chunk_size])
-        except search_index.IndexingError as exc:
+                    sync.index_failures(changed[start:start + chunk_size])
+        except index.IndexingError as exc:
             raise CommandError(f"reindex failed, the previous index is untouched: {exc}") from exc
         self.stdout.write(f"reindex: {', '.join(summary)} in {time.monotonic() - began:.1f} s")

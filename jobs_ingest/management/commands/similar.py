@@ -5,7 +5,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs_ingest import search_index, similar
+from jobs_ingest.search import index, query, similar
 
 
 class Command(BaseCommand):
@@ -17,12 +17,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--top", type=int, default=10, help="hits per input (default 10, at most 100)")
-        parser.add_argument("--strategy", default=similar.DEFAULT_STRATEGY, choices=similar.STRATEGIES)
+        parser.add_argument("--strategy", default=query.DEFAULT_STRATEGY, choices=query.STRATEGIES)
 
     def handle(self, *args, top, strategy, **options):
         if top < 1:
             raise CommandError("--top must be at least 1")
-        client = search_index.make_client(settings.ELASTICSEARCH_URL)
+        client = index.make_client(settings.ELASTICSEARCH_URL)
         prefix = settings.ES_INDEX_PREFIX
         stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)
         count = errors = 0
@@ -38,7 +38,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"similar: {count} inputs...")
         elapsed = time.perf_counter() - started
         self.stderr.write(f"similar: {count} inputs, {errors} errors, {elapsed:.1f}s "
-                          f"({1000 * elapsed / max(count, 1):.1f} ms each), index {search_index.alias_name(prefix)}, "
+                          f"({1000 * elapsed / max(count, 1):.1f} ms each), index {index.alias_name(prefix)}, "
                           f"strategy {strategy}")
 
     def _one(self, client, prefix, number, line, top, strategy) -> dict:
@@ -54,9 +54,9 @@ class Command(BaseCommand):
             return {"id": ident, "error": "'text' is required and must be a string"}
         try:
             hits = similar.similar_failures(client, prefix, text, top=top, strategy=strategy, stats=False)
-        except similar.BadQuery as exc:
+        except query.BadQuery as exc:
             return {"id": ident, "error": str(exc)}
-        except similar.SearchUnavailable as exc:
+        except query.SearchUnavailable as exc:
             raise CommandError(str(exc)) from exc
         return {"id": ident, "hits": [{"platform": h.platform, "external_id": h.external_id,
                                        "signature": h.signature_id, "category": h.effective_category,

@@ -1,0 +1,1 @@
+"""Elasticsearch: documents from facts, the indices, similar-failure search, the search APIs."""
