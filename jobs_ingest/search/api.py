@@ -5,7 +5,7 @@ Request: {"text": "...", "filters": {"team", "platform", "category", "ended_afte
 (`Authorization: Token <key>`; a token limited to a platform or team only sees that platform or team) or
 by a logged-in user's session (then with Django's CSRF check, as any browser POST).
 
-Answers 200 {"hits": [...]} (see jobs_ingest.similar.Hit; plus signature_url and job_url), 400 JSON for
+Answers 200 {"hits": [...]} (see jobs_ingest.search.similar.Hit; plus signature_url and job_url), 400 JSON for
 bad input, 401 without authentication, 503 when Elasticsearch is unavailable. Never 500 for a query.
 """
 from __future__ import annotations
@@ -20,9 +20,10 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from jobs_ingest import services, similar
+from jobs_ingest.api_auth import authenticate_token, error
 from jobs_ingest.models import IngestToken
-from jobs_ingest.views import authenticate_token, error
+from jobs_ingest.search import query, similar
+from jobs_ingest.search.sync import es_client
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def similar_api(request):
         return error(400, "the body must be a JSON object {\"text\": ...}")
     text, filters, top = data.get("text"), data.get("filters"), data.get("top", 10)
     filters = {} if filters is None else filters
-    strategy = data.get("strategy", similar.DEFAULT_STRATEGY)
+    strategy = data.get("strategy", query.DEFAULT_STRATEGY)
     if not isinstance(text, str):
         return error(400, "'text' is required and must be a string (an error message or a log)")
     if not isinstance(filters, dict):
@@ -102,12 +103,12 @@ def similar_api(request):
         return error(400, "'strategy' must be a string")
     scoped = _scoped(filters, token)
     try:
-        similar.filter_clauses(filters)  # validate what was asked, even when the scope empties it
+        query.filter_clauses(filters)  # validate what was asked, even when the scope empties it
         hits = [] if scoped is None else similar.similar_failures(
-            services.es_client(), settings.ES_INDEX_PREFIX, text, filters=scoped, top=top, strategy=strategy)
-    except similar.BadQuery as exc:
+            es_client(), settings.ES_INDEX_PREFIX, text, filters=scoped, top=top, strategy=strategy)
+    except query.BadQuery as exc:
         return error(400, str(exc))
-    except similar.SearchUnavailable as exc:
+    except query.SearchUnavailable as exc:
         log.warning("similar search unavailable: %s", exc)
         return error(503, "search is unavailable right now; try again later")
     return JsonResponse({"hits": [hit_json(h, request) for h in hits]})
