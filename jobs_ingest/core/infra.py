@@ -1,0 +1,280 @@
+"""The fifth dimension, `infrastructure`: failures of the platform, not of the job (docs/infrastructure.md).
+
+Zhang et al. left hardware and platform failures out of their taxonomy; Acme (NSDI 2024) found them to
+be about 11% of failed jobs but over 82% of failed GPU time. `detect` reads the end of a failed job's
+log and the scheduler's final state and answers with an InfraFinding, or None when the failure is the
+job's own (the caller then keeps the program category). Pure: no Django.
+
+Bump INFRA_VERSION whenever a rule changes: stored findings record the version that made them.
+"""
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from dataclasses import dataclass
+
+from .nodes import hosts_in
+from .taxonomy import RETRY, Category
+
+INFRA_VERSION = "1"
+INFRASTRUCTURE = "infrastructure"
+DIMENSION_NAME = "Infrastructure"
+
+RETRY_OTHER_NODES = "retry_other_nodes"
+RETRY_AFTER_STORAGE_RECOVERS = "retry_after_storage_recovers"
+RETRY_ADVICE: dict[str, str] = {  # new values only; `retry` keeps taxonomy's text
+    RETRY_OTHER_NODES: "Retry, excluding the nodes named: the hardware or node failed, not the job",
+    RETRY_AFTER_STORAGE_RECOVERS: "Retry once the storage has recovered (space freed, mount or object store back)",
+}
+
+PLATFORM = "platform"
+USER = "user"
+ROOT_CAUSES: dict[str, str] = {
+    "hardware_fault": "Hardware fault (GPU, memory, interconnect or node)",
+    "platform_fault": "Platform fault (scheduler, network or storage service)",
+}
+
+_C = Category
+CATEGORIES: dict[str, Category] = {c.id: c for c in [
+    _C("gpu_hardware", "GPU Hardware", INFRASTRUCTURE, 0, RETRY_OTHER_NODES, "hardware_fault"),
+    _C("collective_communication", "Collective Communication", INFRASTRUCTURE, 0, RETRY_OTHER_NODES, "hardware_fault"),
+    _C("node_lost", "Node Lost", INFRASTRUCTURE, 0, RETRY_OTHER_NODES, "hardware_fault"),
+    _C("preempted", "Preempted", INFRASTRUCTURE, 0, RETRY, "platform_fault"),
+    _C("network_rendezvous", "Network and Rendezvous", INFRASTRUCTURE, 0, RETRY, "platform_fault"),
+    _C("storage", "Storage", INFRASTRUCTURE, 0, RETRY_AFTER_STORAGE_RECOVERS, "platform_fault"),
+]}
+FAULT: dict[str, str] = {category_id: PLATFORM for category_id in CATEGORIES}
+
+
+def is_platform_fault(category_id: str) -> bool:
+    """True for the infrastructure categories; every other category is the job's (the user's) fault."""
+    return FAULT.get(category_id) == PLATFORM
+
+
+@dataclass(frozen=True)
+class InfraFinding:
+    category: str
+    confidence: float
+    rule: str
+    evidence: str
+    evidence_index: int | None  # index into the lines given to detect(); None for a scheduler state
+    hosts: tuple[str, ...]
+
+    @property
+    def dimension(self) -> str:
+        return INFRASTRUCTURE
+
+    @property
+    def retry_advice(self) -> str:
+        return CATEGORIES[self.category].retry_advice
+
+    @property
+    def fault(self) -> str:
+        return PLATFORM
+
+
+# Only the end of the log decides: the failure that ended the job, not a warning hours earlier.
+TAIL_LINES = 400
+MAX_LINE_CHARS = 2000
+
+# Xids from NVIDIA's catalogue (docs.nvidia.com/deploy/xid-errors) that mean hardware or driver
+# trouble: 48 double-bit ECC, 61/62 internal micro-controller halt, 63/64 row remapping / page
+# retirement event and failure, 74 NVLink error, 79 fallen off the bus, 92 high single-bit ECC rate,
+# 94/95 contained/uncontained ECC error, 119/120 GSP timeout/error, 140 unrecovered ECC error.
+# 13, 31 and 43 (graphics exception, page fault, stopped processing) are usually the application's own
+# fault (an out-of-range index shows as Xid 43 beside a device-side assert); other Xids decide nothing.
+HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140})
+APPLICATION_XIDS = frozenset({13, 31, 43, 45})
+# "NVRM: Xid (PCI:0000:3b:00): 79, pid=...", "Xid=79", "XID error 79", "Xid 79".
+_XID = re.compile(r"\bXid\b(?:\s*\([^)]{0,40}\))?\s*[:=]?\s*(?:errors?\s*[:=]?\s*)?(\d{1,3})\b", re.I)
+
+# (rule id, category, confidence, pattern). Order inside a category is priority; across categories
+# _PRIORITY decides (a hardware error explains the NCCL timeout that follows it, not the reverse).
+_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    # NVIDIA Xid catalogue texts; CUDA runtime's cudaErrorECCUncorrectable / cudaErrorNvlinkUncorrectable
+    # messages; NVML_ERROR_GPU_IS_LOST ("GPU is lost") as nvidia-smi prints it.
+    ("infra.gpu_fallen_off_bus", "gpu_hardware", 0.97, r"fallen off the bus|\bGPU is lost\b"),
+    ("infra.ecc_uncorrectable", "gpu_hardware", 0.95,
+     r"uncorrectable ECC error|double[- ]bit (?:ECC )?error|\(DBE\)|ECC_UNCORRECTABLE|uncorrectable memory error"),
+    ("infra.nvlink_error", "gpu_hardware", 0.93, r"uncorrectable NVLink error|NVLink: fatal error|NVLink.{0,30}fatal"),
+    ("infra.row_remap_failure", "gpu_hardware", 0.9, r"row[- ]?remap\w*.{0,40}fail|row remapping failure"),
+    # Slurm slurmstepd (src/slurmd/slurmstepd/req.c): "*** JOB %u ON %s CANCELLED AT %s DUE TO NODE FAILURE ***";
+    # srun "Node failure on %s"; Kubernetes node controller "Node %v which was running pod %v is
+    # unresponsive" (reason NodeLost) and the kubelet eviction manager "The node was low on resource: %v".
+    ("infra.slurm_node_failure", "node_lost", 0.95, r"DUE TO NODE FAIL(?:URE)?\b|\bNode failure on \S+"),
+    ("infra.k8s_node_lost", "node_lost", 0.9, r"which was running pod \S+ is unresponsive|\bNodeLost\b"),
+    ("infra.k8s_node_pressure_eviction", "node_lost", 0.85, r"The node was low on resource:"),
+    # Slurm "... DUE TO PREEMPTION ***"; GCE "Instance was preempted"; AWS spot interruption notice;
+    # Kubernetes graceful node shutdown "Pod was terminated in response to imminent node shutdown".
+    ("infra.slurm_preemption", "preempted", 0.95, r"DUE TO PREEMPTION\b"),
+    ("infra.spot_reclaimed", "preempted", 0.85,
+     r"instance (?:was|has been) preempted|spot instance (?:interruption|termination)|spot.{0,20}reclaim"
+     r"|terminated in response to imminent node shutdown"),
+    # errno texts (glibc strerror); the Linux NFS client's "nfs: server %s not responding";
+    # botocore.exceptions ReadTimeoutError "Read timeout on endpoint URL", ConnectTimeoutError,
+    # EndpointConnectionError "Could not connect to the endpoint URL"; S3 throttling/5xx codes; gcsfs.retry.
+    ("infra.stale_file_handle", "storage", 0.92, r"Stale (?:NFS )?file handle|\[Errno 116\]|\bESTALE\b"),
+    ("infra.disk_full", "storage", 0.9, r"No space left on device|\[Errno 28\]|\bENOSPC\b"),
+    ("infra.io_error", "storage", 0.85, r"\[Errno 5\]|Input/output error|\bEIO\b"),
+    ("infra.nfs_not_responding", "storage", 0.9, r"\bnfs: server \S+ not responding"),
+    ("infra.object_store_timeout", "storage", 0.88,
+     r"(?:Read|Connect) timeout on endpoint URL|Could not connect to the endpoint URL"
+     r"|botocore\.exceptions\.(?:ReadTimeoutError|ConnectTimeoutError|EndpointConnectionError|ConnectionClosedError)"
+     r"|\((?:SlowDown|ServiceUnavailable|InternalError|RequestTimeout)\) when calling the \w+ operation"
+     r"|gcsfs\.retry\.HttpError|(?:amazonaws\.com|storage\.googleapis\.com|blob\.core\.windows\.net).{0,120}(?:Read timed out|timed out)"),
+    # NCCL: ncclGetErrorString texts (src/misc/... "remote process exited or there was a network error",
+    # "unhandled system error", "internal error - please report this issue to the NCCL developers");
+    # net_ib "NET/IB : Got completion from peer %s with error/status"; PyTorch ProcessGroupNCCL watchdog
+    # "Watchdog caught collective operation timeout: WorkNCCL(...) ran for %d milliseconds before timing
+    # out" and its heartbeat monitor; Gloo tcp "Timed out waiting %dms for recv operation to complete".
+    ("infra.nccl_watchdog_timeout", "collective_communication", 0.9,
+     r"Watchdog caught collective operation timeout|ran for \d+ milliseconds before timing out"
+     r"|ProcessGroupNCCL's watchdog got stuck|Some NCCL operations have failed or timed out"),
+    ("infra.nccl_ib_completion_error", "collective_communication", 0.92,
+     r"NET/IB ?: ?Got completion (?:from peer \S+ )?with (?:error|status)|\bIBV_WC_\w+_ERR\b"),
+    ("infra.nccl_remote_error", "collective_communication", 0.88,
+     r"\bncclRemoteError\b|remote process exited or there was a network error"),
+    ("infra.gloo_timeout", "collective_communication", 0.85,
+     r"Timed out waiting \d+ms for (?:recv|send) operation to complete"),
+    ("infra.nccl_communicator_aborted", "collective_communication", 0.75, r"NCCL communicator was aborted"),
+    ("infra.nccl_system_error", "collective_communication", 0.72, r"\bncclSystemError\b|unhandled system error"),
+    ("infra.nccl_internal_error", "collective_communication", 0.65,
+     r"\bncclInternalError\b|internal error - please report this issue to the NCCL developers"),
+    # PyTorch c10d TCPStore/socket.cpp and torch.distributed.elastic rendezvous texts.
+    ("infra.c10d_store_timeout", "network_rendezvous", 0.85,
+     r"DistStoreError: Timed out|\bSocket Timeout\b|client socket has timed out|Wait timeout after \d+ ?ms"
+     r"|Timed out initializing process group in store based barrier|\bconnect\(\) timed out"),
+    ("infra.rendezvous_timeout", "network_rendezvous", 0.85,
+     r"RendezvousTimeoutError|RendezvousConnectionError|connection to the C10d store has failed"),
+    ("infra.c10d_connect_failed", "network_rendezvous", 0.7,
+     r"client socket has failed to connect|\bconnect\(\) to \S+ failed"),
+    ("infra.connection_reset", "network_rendezvous", 0.7,
+     r"Connection reset by peer|Connection closed by (?:remote )?peer|\bConnectionResetError\b"),
+]]
+_PRIORITY = ["gpu_hardware", "node_lost", "preempted", "storage", "collective_communication", "network_rendezvous"]
+# Consequences of another rank's crash as often as causes: a program failure in the tail outranks them.
+_ECHO_PRONE = {"collective_communication", "network_rendezvous"}
+
+# Prefilter: every match of a rule above contains one of these lowercase literals, and substring search
+# is far cheaper than regexes, so most failed jobs' tails cost one lower() and these `in` tests.
+_KEYWORDS = (
+    "xid", "fallen off", "gpu is lost", "ecc", "double", "(dbe)", "uncorrectable memory", "nvlink", "remap",
+    "node fail", "is unresponsive", "nodelost", "low on resource", "preempt", "spot", "imminent node shutdown",
+    "stale", "errno 116", "estale", "no space left", "errno 28", "enospc", "errno 5]", "input/output error", "eio",
+    "nfs: server", "endpoint url", "botocore.exceptions", ") when calling the ", "gcsfs.retry", "amazonaws.com",
+    "storage.googleapis.com", "blob.core.windows.net", "watchdog", "before timing out", "failed or timed out",
+    "got completion", "ibv_wc_", "ncclremoteerror", "remote process exited", "timed out waiting",
+    "communicator was aborted", "ncclsystemerror", "unhandled system error", "ncclinternalerror",
+    "please report this issue to the nccl", "diststoreerror", "socket timeout", "socket has timed out",
+    "wait timeout after", "store based barrier", "connect() timed out", "rendezvoustimeouterror",
+    "rendezvousconnectionerror", "c10d store has failed", "socket has failed to connect", "connect() to ",
+    "connection reset by peer", "connection closed by", "connectionreseterror",
+)
+
+# Look-alikes: the job's own faults that share words with infrastructure failures (see the docs).
+_LOOKALIKES = re.compile(
+    r"device-side assert|Default process group has not been initialized|environment variable \w+ expected, but not set"
+    r"|CUDA out of memory|CUDA error: out of memory|OutOfMemoryError|\bncclInvalidUsage\b|\bncclInvalidArgument\b"
+    r"|invalid (?:usage|argument) \(run with NCCL_DEBUG=WARN|mismatch between collectives|oom[-_ ]kill|OOMKilled"
+    r"|Out of memory: Kill|Memory cgroup out of memory|^\s*Killed\s*$|insufficient shared memory|/dev/shm"
+    r"|Error while creating shared memory segment", re.I | re.M)
+_PROGRAM_EXCEPTION = re.compile(
+    r"^\s*(?:\S+:\s+)?(?:[\w.]+\.)?(?:IndexError|KeyError|TypeError|ValueError|AttributeError|NameError"
+    r"|ZeroDivisionError|AssertionError|ModuleNotFoundError|ImportError|SyntaxError|FileNotFoundError"
+    r"|NotImplementedError|UnboundLocalError|RecursionError)\b(?::|$)", re.M)
+# A DataLoader worker that died (usually killed for memory) shows as a reset socket in multiprocessing.
+_WORKER_PIPE = re.compile(r"multiprocessing[/\\]|resource_sharer|DataLoader worker", re.I)
+# /dev/shm full is a container's shared-memory size, the job's configuration (cpu_oom in the taxonomy).
+_SHM_FILE = re.compile(r"/dev/shm|unable to write to file </torch_|shared memory", re.I)
+
+# Scheduler states (Slurm sacct states; Kubernetes pod reasons and DisruptionTarget condition reasons).
+_STATES: dict[str, tuple[str, str, float]] = {
+    "NODE_FAIL": ("node_lost", "infra.state.node_fail", 0.97),
+    "BOOT_FAIL": ("node_lost", "infra.state.boot_fail", 0.95),
+    "NODELOST": ("node_lost", "infra.state.node_lost", 0.95),
+    "DELETIONBYTAINTMANAGER": ("node_lost", "infra.state.node_not_ready", 0.9),
+    "DELETIONBYPODGC": ("node_lost", "infra.state.node_gone", 0.9),
+    "EVICTED": ("node_lost", "infra.state.evicted", 0.85),
+    "TERMINATIONBYKUBELET": ("node_lost", "infra.state.kubelet_termination", 0.8),
+    "PREEMPTED": ("preempted", "infra.state.preempted", 0.97),
+    "PREEMPTIONBYSCHEDULER": ("preempted", "infra.state.preempted", 0.95),
+    "PREEMPTIONBYKUBESCHEDULER": ("preempted", "infra.state.preempted", 0.95),
+    "PREEMPTING": ("preempted", "infra.state.preempted", 0.9),
+    "SHUTDOWN": ("preempted", "infra.state.node_shutdown", 0.85),
+    "NODESHUTDOWN": ("preempted", "infra.state.node_shutdown", 0.85),
+}
+
+
+def detect(lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
+           scheduler_state: str | None = None) -> InfraFinding | None:
+    """The infrastructure failure that ended the job, or None when the evidence is absent or is a look-alike.
+
+    `lines` is the log region (its end is read); exit_code and signal are the scheduler's; the state is
+    Slurm's (NODE_FAIL, PREEMPTED...) or a Kubernetes reason (NodeLost, Evicted...).
+    """
+    offset = max(0, len(lines) - TAIL_LINES)
+    tail = [line[:MAX_LINE_CHARS] for line in lines[offset:]]
+    text = "\n".join(tail)
+    state = _state(scheduler_state)
+    if state is not None:
+        category, rule, confidence = state
+        hardware = _best(tail, offset) if category == "node_lost" else None
+        if hardware is not None and hardware.category == "gpu_hardware":
+            return hardware  # the node failed because its GPU did: the more precise answer
+        return InfraFinding(category, confidence, rule, f"scheduler state {scheduler_state.strip()}", None,
+                            tuple(hosts_in(tail)))
+    finding = _best(tail, offset)
+    if finding is None:
+        return None
+    if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error"):
+        if _LOOKALIKES.search(text):
+            return None
+        if finding.category in _ECHO_PRONE and _PROGRAM_EXCEPTION.search(text):
+            return None  # another rank's own error; its peers' timeouts are the echo
+        if finding.rule == "infra.connection_reset" and _WORKER_PIPE.search(text):
+            return None
+    if finding.rule == "infra.disk_full" and _SHM_FILE.search(finding.evidence):
+        return None
+    return finding
+
+
+def _state(scheduler_state: str | None) -> tuple[str, str, float] | None:
+    if not scheduler_state:
+        return None
+    key = re.split(r"[\s:(]", scheduler_state.strip(), maxsplit=1)[0].upper().replace("-", "_")
+    return _STATES.get(key) or _STATES.get(key.replace("_", ""))
+
+
+def _best(tail: list[str], offset: int) -> InfraFinding | None:
+    """The highest-priority category found in the tail; within it the rule order, then the latest line."""
+    low = "\n".join(tail).lower()
+    starts = list(itertools.accumulate((len(line) + 1 for line in tail[:-1]), initial=0))
+    candidates: set[int] = set()
+    for key in _KEYWORDS:
+        at = low.find(key)
+        while at != -1:
+            line_index = bisect.bisect_right(starts, at) - 1
+            candidates.add(line_index)
+            at = low.find(key, starts[line_index + 1] if line_index + 1 < len(starts) else len(low))
+    best, chosen = None, None  # key: (category rank, rule rank, -line index)
+    for index in candidates:
+        for rule_rank, rule, category, confidence in _matches(tail[index], tail[index].lower()):
+            key = (_PRIORITY.index(category), rule_rank, -index)
+            if best is None or key < best:
+                best, chosen = key, (rule, category, confidence, index)
+    if chosen is None:
+        return None
+    rule, category, confidence, index = chosen
+    evidence = tail[index].strip()
+    return InfraFinding(category, confidence, rule, evidence, offset + index, tuple(hosts_in(tail)))
+
+
+def _matches(line: str, low: str):
+    if "xid" in low:
+        for m in _XID.finditer(line):
+            if int(m.group(1)) in HARDWARE_XIDS:
+                yield -1, f"infra.xid_{int(m.group(1))}", "gpu_hardware", 0.95
+    for rule_rank, (rule, category, confidence, pattern) in enumerate(_RULES):
+        if pattern.search(line):
+            yield rule_rank, rule, category, confidence

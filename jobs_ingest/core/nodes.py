@@ -1,0 +1,179 @@
+"""Node names: Slurm hostlists expanded, and the hosts a failure text names (see docs/infrastructure.md).
+
+Pure functions, no Django. A platform team wants to know which node is bad, so hosts come from the
+scheduler's metadata (expand_nodelist) and from the lines that report the failure (hosts_in).
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+
+# A nodelist such as "gpu[000-999],cpu[0-99]" must not blow up memory: refuse beyond this many names.
+MAX_NODES = 65536
+
+
+def expand_nodelist(nodelist: str, *, limit: int = MAX_NODES) -> list[str]:
+    """Slurm hostlist syntax to names: "gpu[01-03,07],cpu5" -> gpu01, gpu02, gpu03, gpu07, cpu5.
+
+    Zero padding follows the range's first bound (Slurm's rule); several bracket groups in one name
+    ("rack[1-2]-gpu[1-2]") give their product. Order is kept, duplicates dropped. Malformed input
+    (unbalanced brackets, a reversed or non-numeric range) or more than `limit` names raise ValueError.
+    """
+    names: list[str] = []
+    seen: set[str] = set()
+    for item in _split_top_level((nodelist or "").strip()):
+        for name in _expand_item(item, limit):
+            if name not in seen:
+                seen.add(name)
+                names.append(name)
+                if len(names) > limit:
+                    raise ValueError(f"nodelist expands to more than {limit} names")
+    return names
+
+
+def _split_top_level(text: str) -> list[str]:
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+            if depth > 1:
+                raise ValueError(f"nested brackets in nodelist: {text!r}")
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"unbalanced ']' in nodelist: {text!r}")
+        elif ch in ", " and depth == 0:  # scontrol prints commas; some tools separate with spaces
+            items.append(text[start:i])
+            start = i + 1
+    if depth:
+        raise ValueError(f"unbalanced '[' in nodelist: {text!r}")
+    items.append(text[start:])
+    return [item for item in (s.strip() for s in items) if item]
+
+
+def _expand_item(item: str, limit: int) -> list[str]:
+    parts = re.split(r"\[([^\]]*)\]", item)  # even indexes: literal text; odd: range lists
+    names = [parts[0]]
+    for index in range(1, len(parts), 2):
+        choices = _range_list(parts[index], item, limit)
+        if len(names) * len(choices) > limit:
+            raise ValueError(f"nodelist expands to more than {limit} names: {item!r}")
+        names = [name + choice + parts[index + 1] for name in names for choice in choices]
+    return names
+
+
+def _range_list(spec: str, item: str, limit: int) -> list[str]:
+    out: list[str] = []
+    for piece in (p.strip() for p in spec.split(",")):
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", piece)
+        if not m:
+            raise ValueError(f"bad range {piece!r} in nodelist item {item!r}")
+        first, last = m.group(1), m.group(2) or m.group(1)
+        lo, hi = int(first), int(last)
+        if hi < lo:
+            raise ValueError(f"reversed range {piece!r} in nodelist item {item!r}")
+        if len(out) + hi - lo + 1 > limit:
+            raise ValueError(f"nodelist expands to more than {limit} names: {item!r}")
+        width = len(first)
+        out.extend(str(n).zfill(width) for n in range(lo, hi + 1))
+    return out
+
+
+# --- Hosts named in failure text ---------------------------------------------------------------
+
+_HOST = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})*"
+# Each pattern's group 1 is a host (name or address). Sources: NCCL's log prefix "%s:%d:%d [%d]"
+# (hostname:pid:tid [cudaDev], src/debug.cc) and its socket addresses "10.0.0.1<port>"
+# (ncclSocketToString); Slurm's slurmstepd "*** JOB n ON host CANCELLED ..." and srun's
+# "srun: error: host: task n: ..." / "Node failure on host"; torchrun's ChildFailedError summary
+# "host : name"; c10d socket.cpp "(host, port)" and "[host]:port"; Kubernetes' NodeLost message
+# "Node %v which was running pod %v is unresponsive"; syslog "Mon dd hh:mm:ss host kernel: ...".
+_NAMED = [re.compile(p) for p in [
+    r"(?:^|[\s\]>|])(" + _HOST + r"):\d+:\d+ \[\d+\] (?:\S+ )?NCCL\b",
+    r"\b(?:peer|from|to) (" + _HOST + r")<\d+>",
+    r"\*\*\* (?:JOB|STEP) [\d.+_]+ ON (" + _HOST + r") CANCELLED",
+    r"srun: error: (" + _HOST + r"): tasks? [\d,-]+:",
+    r"\b[Nn]ode failure on (" + _HOST + r")",
+    r"^\s*(?:\[\w+\]:)?\s*host\s*:\s*(" + _HOST + r")\s*$",
+    r"\((" + _HOST + r"), \d{1,5}\)",
+    r"\[(" + _HOST + r"|[0-9A-Fa-f:.]+)\]:\d{1,5}\b",
+    r"\bNode (" + _HOST + r") which was running pod",
+    r"^\w{3} +\d{1,2} \d\d:\d\d:\d\d (" + _HOST + r") kernel:",
+]]
+# "[node12]": a bracketed bare name with a digit, but not the prefixes launchers put on lines.
+_BRACKETED = re.compile(r"\[([A-Za-z][A-Za-z0-9-]*\d[A-Za-z0-9-]*)\]")
+_NOT_BRACKET_HOST = re.compile(r"(?i)^(?:rank|default|local_?rank|cuda|dev|device|pid|tid|e|w|i|v|"
+                               r"errno|stage|step|epoch|iter)\d+$|^[EWIVDF]\d{4}$"
+                               r"|^(?:c10d|p2p|fp8|fp16|bf16|fp32|fp64|int4|int8|x86_64|aarch64|sm\d+|utf-?8|md5|sha\d+)$")
+_IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d]|\.\d)")
+_IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:.])")
+_MAC = re.compile(r"^(?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$")
+# Lines that report a failure; an INFO line naming every rank's host would accuse every node.
+_FAILURE_LINE = re.compile(
+    r"error|fail|warn|timed? ?out|cancel|xid|abort|lost|refused|reset|closed|not responding|exception|"
+    r"killed|unresponsive|NCCL WARN|got completion|^\s*(?:\[\w+\]:)?\s*host\s*:", re.I)
+_NOT_HOSTS = {"localhost", "localhost.localdomain", "none", "null", "unknown", "nan"}
+
+
+def hosts_in(lines: list[str]) -> list[str]:
+    """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
+
+    Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
+    addresses name no particular node and are left out.
+    """
+    found: list[str] = []
+    for line in lines:
+        if not _FAILURE_LINE.search(line):
+            continue
+        for host in _hosts_of_line(line):
+            if host not in found:
+                found.append(host)
+    return found
+
+
+def _hosts_of_line(line: str) -> list[str]:
+    hosts: list[tuple[int, str]] = []
+    for pattern in _NAMED:
+        for m in pattern.finditer(line):
+            hosts.append((m.start(1), m.group(1)))
+    for m in _BRACKETED.finditer(line):
+        if not _NOT_BRACKET_HOST.match(m.group(1)) and _bracket_is_host(line, m):
+            hosts.append((m.start(1), m.group(1)))
+    for m in _IPV4.finditer(line):
+        hosts.append((m.start(), m.group()))
+    for m in _IPV6.finditer(line):
+        text = m.group()
+        if "::" in text or re.search(r"[A-Fa-f]", text) or text.count(":") == 7:
+            if not _MAC.match(text):
+                hosts.append((m.start(), text))
+    out = []
+    for _, host in sorted(hosts):
+        host = _clean(host)
+        if host and host not in out:
+            out.append(host)
+    return out
+
+
+def _bracket_is_host(line: str, m: re.Match) -> bool:
+    # "[E ProcessGroupNCCL.cpp:...]"-style tags contain spaces or dots and never reach here; a
+    # bracketed name directly followed by ':' plus a rank number is torchrun's "[default0]:" style.
+    after = line[m.end():m.end() + 1]
+    return after != ":" or not re.match(r"(?i)(?:rank|default)", m.group(1))
+
+
+def _clean(host: str) -> str | None:
+    host = host.strip("[]")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is not None:
+        if address.is_loopback or address.is_unspecified:
+            return None
+        mapped = getattr(address, "ipv4_mapped", None)
+        return str(mapped) if mapped else str(address)
+    if ":" in host or host.lower() in _NOT_HOSTS or re.fullmatch(r"[\d.]+", host) or _NOT_BRACKET_HOST.match(host):
+        return None  # a partial address or a version number such as 2.18.3
+    if not re.search(r"[A-Za-z]", host) or re.search(r"\.(?:py|cc|cpp|c|h|hpp|so|log|txt|json)$", host):
+        return None
+    return host

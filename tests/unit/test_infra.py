@@ -1,0 +1,208 @@
+"""The infrastructure dimension and its detector (jobs_ingest.core.infra).
+
+Inline lines follow the public formats cited in jobs_ingest/core/infra.py; the fixture-driven tests
+read tests/fixtures/infra/cases.jsonl (real pasted logs from public threads; dev split only, except
+the one clearly named held-out measurement at the end).
+"""
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from jobs_ingest.core import infra, taxonomy
+from jobs_ingest.core.infra import CATEGORIES, INFRASTRUCTURE, detect, is_platform_fault
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
+
+
+def _cases(split):
+    path = FIXTURES / "cases.jsonl"
+    if not path.exists():
+        return []
+    cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [c for c in cases if c.get("split") == split]
+
+
+def _lines(case):
+    return (FIXTURES / case["file"]).read_text(errors="replace").splitlines()
+
+
+def _detect_case(case):
+    return detect(_lines(case), exit_code=case.get("exit_code"), scheduler_state=case.get("scheduler_state"))
+
+
+# --- The categories as data ---------------------------------------------------------------------
+
+def test_categories_have_the_taxonomy_shape_and_retry_advice():
+    assert set(CATEGORIES) == {"gpu_hardware", "collective_communication", "node_lost", "preempted",
+                               "network_rendezvous", "storage"}
+    for cid, c in CATEGORIES.items():
+        assert isinstance(c, taxonomy.Category) and c.id == cid and c.dimension == INFRASTRUCTURE
+        assert c.study_count == 0
+        assert c.retry_advice == "retry" or c.retry_advice.startswith("retry_")
+        assert c.retry_advice != taxonomy.RETRY_WITH_CHANGE
+        assert c.retry_advice in taxonomy.RETRY_ADVICE or c.retry_advice in infra.RETRY_ADVICE
+        assert c.likely_root_cause in infra.ROOT_CAUSES
+    assert not set(CATEGORIES) & set(taxonomy.CATEGORIES)  # ids stay unique once merged
+
+
+def test_every_infrastructure_category_is_a_platform_fault_and_no_program_category_is():
+    assert all(is_platform_fault(cid) for cid in CATEGORIES)
+    assert not any(is_platform_fault(cid) for cid in taxonomy.CATEGORIES)
+    assert not is_platform_fault("no_such_category")
+
+
+# --- Infrastructure failures found ----------------------------------------------------------------
+
+XID79 = "Jan 12 03:14:07 dgx-14 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
+WATCHDOG = ("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, "
+            "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800123 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("lines, category, rule", [
+    ([XID79], "gpu_hardware", "infra.xid_79"),
+    (["NVRM: Xid (PCI:0000:86:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) "
+      "has been detected on GPU in the framebuffer at partition 6"], "gpu_hardware", "infra.xid_48"),
+    (["RuntimeError: CUDA error: uncorrectable ECC error encountered"], "gpu_hardware", "infra.ecc_uncorrectable"),
+    (["RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution"], "gpu_hardware",
+     "infra.nvlink_error"),
+    (["NVRM: Xid (PCI:0000:07:00): 74, pid=9, NVLink: fatal error detected on link 3"], "gpu_hardware", "infra.xid_74"),
+    (["Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system"], "gpu_hardware",
+     "infra.gpu_fallen_off_bus"),
+    ([WATCHDOG], "collective_communication", "infra.nccl_watchdog_timeout"),
+    (["torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, remote process exited or there "
+      "was a network error, NCCL version 2.19.3", "ncclRemoteError: A call failed possibly due to a network error"],
+     "collective_communication", "infra.nccl_remote_error"),
+    (["node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer 10.2.0.5<33092> "
+      "with error 12, opcode 0, len 0, vendor err 129 (Recv)"], "collective_communication",
+     "infra.nccl_ib_completion_error"),
+    (["RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
+      "for recv operation to complete"], "collective_communication", "infra.gloo_timeout"),
+    (["slurmstepd: error: *** JOB 1234 ON gpu-node-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO NODE FAILURE ***"],
+     "node_lost", "infra.slurm_node_failure"),
+    (["Message: Node gke-pool-m0g1 which was running pod train-0 is unresponsive"], "node_lost", "infra.k8s_node_lost"),
+    (["slurmstepd: error: *** STEP 1234.0 ON gpu-node-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO PREEMPTION ***"],
+     "preempted", "infra.slurm_preemption"),
+    (["torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined."],
+     "network_rendezvous", "infra.c10d_store_timeout"),
+    (["torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+      "failed. See inner exception for details."], "network_rendezvous", "infra.rendezvous_timeout"),
+    (["ConnectionResetError: [Errno 104] Connection reset by peer"], "network_rendezvous", "infra.connection_reset"),
+    (['botocore.exceptions.ReadTimeoutError: Read timeout on endpoint URL: "https://b.s3.amazonaws.com/k"'],
+     "storage", "infra.object_store_timeout"),
+    (["OSError: [Errno 116] Stale file handle: '/mnt/nfs/data/shard-0003.tar'"], "storage", "infra.stale_file_handle"),
+    (["OSError: [Errno 28] No space left on device: '/ckpt/step_1000.pt'"], "storage", "infra.disk_full"),
+    (["OSError: [Errno 5] Input/output error: '/lustre/x.bin'"], "storage", "infra.io_error"),
+    (["kernel: nfs: server filer01 not responding, still trying"], "storage", "infra.nfs_not_responding"),
+])
+def test_detects_the_public_formats(lines, category, rule):
+    found = detect(["step 100 loss 2.31"] + lines)
+    assert found is not None and (found.category, found.rule) == (category, rule)
+    assert found.dimension == INFRASTRUCTURE and found.fault == "platform"
+    assert found.retry_advice == CATEGORIES[category].retry_advice
+    assert found.evidence == (["step 100 loss 2.31"] + lines)[found.evidence_index].strip()
+
+
+def test_finding_names_the_hosts_of_its_failure_lines():
+    found = detect(["step 9", XID79, WATCHDOG, "gpu-a1:1:2 [0] NCCL WARN NET/IB : Got completion from peer "
+                    "10.2.0.5<33092> with error 12"])
+    assert found.category == "gpu_hardware"  # the GPU explains the timeouts that followed it
+    assert set(found.hosts) == {"dgx-14", "gpu-a1", "10.2.0.5"}
+
+
+def test_application_xids_alone_are_not_infrastructure():
+    for xid in (13, 31, 43):
+        assert detect([f"NVRM: Xid (PCI:0000:3b:00): {xid}, pid=77, Ch 00000010"]) is None
+
+
+def test_only_the_end_of_the_log_decides():
+    lines = ["OSError: [Errno 5] Input/output error (retried, recovered)"] + ["step %d" % i for i in range(infra.TAIL_LINES)]
+    assert detect(lines) is None
+
+
+@pytest.mark.parametrize("state, category", [
+    ("NODE_FAIL", "node_lost"), ("node_fail", "node_lost"), ("BOOT_FAIL", "node_lost"), ("NodeLost", "node_lost"),
+    ("Evicted", "node_lost"), ("Evicted: The node was low on resource: memory.", "node_lost"),
+    ("DeletionByTaintManager", "node_lost"), ("PREEMPTED", "preempted"), ("PreemptionByScheduler", "preempted"),
+])
+def test_scheduler_states(state, category):
+    found = detect(["step 100 loss 2.31"], scheduler_state=state)
+    assert found.category == category and found.evidence_index is None and state.strip() in found.evidence
+
+
+@pytest.mark.parametrize("state", ["FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY", "OOMKilled", "Error", "", None])
+def test_other_states_decide_nothing(state):
+    assert detect(["step 100 loss 2.31"], scheduler_state=state) is None
+
+
+def test_preemption_state_wins_over_a_log_that_ends_in_a_timeout():
+    assert detect([WATCHDOG], scheduler_state="PREEMPTED").category == "preempted"
+
+
+def test_node_failure_with_gpu_evidence_names_the_gpu():
+    assert detect([XID79], scheduler_state="NODE_FAIL").rule == "infra.xid_79"
+
+
+# --- Look-alikes stay program failures ------------------------------------------------------------
+
+@pytest.mark.parametrize("lines", [
+    pytest.param(["../aten/src/ATen/native/cuda/Indexing.cu:1141: indexSelectLargeIndex: block: [0,0,0], thread: "
+                  "[0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+                  "RuntimeError: CUDA error: device-side assert triggered",
+                  "NVRM: Xid (PCI:0000:3b:00): 43, pid=1234, Ch 00000008", WATCHDOG], id="device_side_assert"),
+    pytest.param(["ValueError: Default process group has not been initialized, please make sure to call "
+                  "init_process_group."], id="process_group_not_initialised"),
+    pytest.param(["ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable "
+                  "MASTER_ADDR expected, but not set", "ConnectionResetError: [Errno 104] Connection reset by peer"],
+                 id="missing_master_addr"),
+    pytest.param(["torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", WATCHDOG],
+                 id="cuda_oom"),
+    pytest.param(["FileNotFoundError: [Errno 2] No such file or directory: '/data/imagenet/train'"],
+                 id="missing_dataset_path"),
+    pytest.param(["torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, invalid usage (run "
+                  "with NCCL_DEBUG=WARN for details), NCCL version 2.18.1",
+                  "ncclInvalidUsage: This usually reflects invalid usage of NCCL library."], id="nccl_invalid_usage"),
+    pytest.param(["ncclInvalidArgument: Invalid value for an argument.", WATCHDOG], id="nccl_invalid_argument"),
+    pytest.param(["RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+                  "CollectiveFingerPrint(OpType=ALLREDUCE, TensorShape=[10])", WATCHDOG], id="mismatched_collectives"),
+    pytest.param(["[rank1]: IndexError: index 7 is out of bounds for dimension 0 with size 4", WATCHDOG],
+                 id="other_rank_program_error"),
+    pytest.param(["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=9.0. Some of your processes may have "
+                  "been killed by the cgroup out-of-memory handler.", "ConnectionResetError: [Errno 104] Connection "
+                  "reset by peer"], id="oom_kill_then_reset"),
+    pytest.param(["Killed", "ConnectionResetError: [Errno 104] Connection reset by peer"], id="killed_exit_137"),
+    pytest.param(['  File "/usr/lib/python3.10/multiprocessing/resource_sharer.py", line 138, in _serve',
+                  "ConnectionResetError: [Errno 104] Connection reset by peer"], id="dataloader_worker_died"),
+    pytest.param(["RuntimeError: unable to write to file </torch_18_2939>: No space left on device (28)"],
+                 id="shm_too_small"),
+    pytest.param(["NCCL WARN Error while creating shared memory segment /dev/shm/nccl-x (size 9637888)",
+                  "ncclSystemError: System call (e.g. socket, malloc) or external library call failed"], id="nccl_shm"),
+    pytest.param(["slurmstepd: error: *** JOB 5 ON gpu-node-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"],
+                 id="time_limit"),
+])
+def test_lookalikes_are_not_infrastructure(lines):
+    assert detect(["step 100 loss 2.31"] + lines, exit_code=137 if "Killed" in lines else 1) is None
+
+
+# --- Cost -------------------------------------------------------------------------------------------
+
+def test_detector_is_cheap_on_long_noisy_tails():
+    lines = ["[rank0] step %d loss 2.31 lr 1e-4 grad_norm 0.9 tokens/s 41234 node gpu-a1 timeout=1800" % i
+             for i in range(20000)]
+    start = time.perf_counter()
+    for _ in range(20):
+        detect(lines)
+    assert (time.perf_counter() - start) / 20 < 0.01  # about 1 ms on the shared 2-core machine
+
+
+# --- Real fixtures (tests/fixtures/infra) -------------------------------------------------------------
+
+@pytest.mark.parametrize("case", _cases("dev"), ids=lambda c: c["file"])
+def test_dev_fixture(case):
+    found = _detect_case(case)
+    if case["expected_dimension"] == INFRASTRUCTURE:
+        assert found is not None, "infrastructure failure not detected"
+        assert found.retry_advice.startswith("retry")
+    else:
+        assert found is None, f"look-alike detected as {found.category} by {found.rule}: {found.evidence}"
