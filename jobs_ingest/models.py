@@ -9,6 +9,7 @@ from django.db import models
 from django.utils import timezone
 from django.db.models import Count, Max, Min, Sum
 
+from jobs_ingest.core.configs import GROUPING_CONFIGS
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, RETRY_ADVICE, STAGES
 
 CATEGORY_CHOICES = [(c.id, c.name) for c in CATEGORIES.values()]
@@ -82,7 +83,10 @@ class Attempt(models.Model):
 
 
 class Signature(models.Model):
-    """Failures with the same fingerprint (one normaliser version) form one signature."""
+    """Failures with the same fingerprint (one normaliser version) form one signature.
+
+    Each grouping config (core/configs.py) has its own normaliser version, so (fingerprint,
+    normaliser_version) names the config too: `grouping_config` reads it from there."""
     fingerprint = models.CharField(max_length=64)
     normaliser_version = models.CharField(max_length=16)
     exception_type = models.CharField(max_length=255, blank=True)
@@ -105,6 +109,11 @@ class Signature(models.Model):
 
     def __str__(self):
         return f"{self.fingerprint} {self.masked_message[:60]}"
+
+    @property
+    def grouping_config(self) -> str:
+        """Id of the grouping config whose fingerprints this signature groups ("" if older than configs)."""
+        return next((c.id for c in GROUPING_CONFIGS if c.normaliser_version == self.normaliser_version), "")
 
     def refresh_stats(self) -> None:
         """Recount from its failures (idempotent: safe after a re-analysis moved a failure)."""
@@ -140,6 +149,10 @@ class Failure(models.Model):
     rule = models.CharField(max_length=128)
     evidence = models.TextField(blank=True)
     tagger_version = models.CharField(max_length=16)
+    # Ids of the configs (core/configs.py) that made this row: the tag (category ... retry_advice,
+    # stage) and the signature. "" = analysed before configs had names (migration 0005).
+    tagging_config = models.CharField(max_length=32, blank=True, default="", db_default="")
+    grouping_config = models.CharField(max_length=32, blank=True, default="", db_default="")
     retry_advice = models.CharField(max_length=32, choices=RETRY_CHOICES)
     capture = models.JSONField(default=dict, blank=True,
                                help_text="what the training-side hook captured (stages, inputs, artifacts, replay)")
