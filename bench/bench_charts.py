@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """p95 of every analytics chart and of the weekly report, read from the daily rollups (triage/rollups.py),
 next to a baseline measured in the same run: the same aggregation computed from the raw failure and job
-tables (analytics.RAW, the way it was done before the rollups). Issue #5: every chart p95 < 300 ms at
+tables (sources.RAW, the way it was done before the rollups). Issue #5: every chart p95 < 300 ms at
 1M jobs on this machine.
 
     eval "$(scripts/servers.sh env)"
@@ -91,7 +91,11 @@ def main() -> None:
     from django.db.models import Max
 
     from jobs_ingest.models import Failure, Job
-    from triage import analytics, reports, rollups
+    from triage import reports, rollups
+    from triage.analytics import sources
+    from triage.analytics.charts import CHARTS, by_team
+    from triage.analytics.figures import figure
+    from triage.analytics.filters import ChartFilters
     from triage.models import FailureRollupEntry
 
     jobs, failures = Job.objects.count(), Failure.objects.count()
@@ -102,21 +106,21 @@ def main() -> None:
 
     newest = Failure.objects.aggregate(m=Max("job__ended_at"))["m"]
     week = reports.Week.parse(args.week) if args.week else (reports.Week.of(newest.date()) if newest else None)
-    top_team = (analytics.by_team(analytics.ChartFilters()).rows or [None])[0]
-    scopes = [("all time, all teams", analytics.ChartFilters())]
+    top_team = (by_team(ChartFilters()).rows or [None])[0]
+    scopes = [("all time, all teams", ChartFilters())]
     if top_team and top_team.key:
-        scopes.append((f"team {top_team.key}", analytics.ChartFilters(team=top_team.key)))
+        scopes.append((f"team {top_team.key}", ChartFilters(team=top_team.key)))
     if week:
-        scopes.append((f"week {week}", analytics.ChartFilters.for_range(week.start, week.end)))
+        scopes.append((f"week {week}", ChartFilters.for_range(week.start, week.end)))
 
     reference_before = cpu_reference_ms()
     log(f"load gauge: SELECT count(*) FROM generate_series(1, 1000000) takes {reference_before:.0f} ms")
     rows, mismatches, chart_p95 = [], [], []
     for scope, filters in scopes:
-        for name, fn in analytics.CHARTS.items():
-            fast = timed(lambda: analytics.figure(fn(filters, source=analytics.ROLLUPS)), args.runs)
-            slow = timed(lambda: analytics.figure(fn(filters, source=analytics.RAW)), args.baseline_runs)
-            rollup_chart, raw_chart = fn(filters, source=analytics.ROLLUPS), fn(filters, source=analytics.RAW)
+        for name, fn in CHARTS.items():
+            fast = timed(lambda: figure(fn(filters, source=sources.ROLLUPS)), args.runs)
+            slow = timed(lambda: figure(fn(filters, source=sources.RAW)), args.baseline_runs)
+            rollup_chart, raw_chart = fn(filters, source=sources.ROLLUPS), fn(filters, source=sources.RAW)
             if name == "time_to_failure":
                 same = sorted(comparable(rollup_chart)) == sorted(comparable(raw_chart)) \
                     and percentiles_close(rollup_chart, raw_chart)
@@ -135,8 +139,8 @@ def main() -> None:
     if week:
         for label, charts in (("numbers", False), ("with charts", True)):
             runs, base_runs = max(5, args.runs // 2), max(3, args.baseline_runs)
-            fast = timed(lambda: reports.build(week, charts=charts, source=analytics.ROLLUPS), runs)
-            slow = timed(lambda: reports.build(week, charts=charts, source=analytics.RAW), base_runs)
+            fast = timed(lambda: reports.build(week, charts=charts, source=sources.ROLLUPS), runs)
+            slow = timed(lambda: reports.build(week, charts=charts, source=sources.RAW), base_runs)
             p95, base = percentile(fast, 95), percentile(slow, 95)
             rows.append(row(f"weekly report {week} ({label})", f"p95 {p95:.1f} ms", f"raw tables p95 {base:.1f} ms",
                             p95 / base if base else None, p95_ms=p95, baseline_p95_ms=base))

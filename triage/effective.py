@@ -33,6 +33,11 @@ def category_expression(prefix: str = ""):
                     F(f"{prefix}category"), output_field=CharField())
 
 
+def signature_category_expression():
+    """On Signature: its judged category, else its automatic one (no per-job override at this level)."""
+    return Coalesce(NullIf(F("triage__category"), Value("")), F("category"), output_field=CharField())
+
+
 def root_cause_expression(prefix: str = ""):
     return Coalesce(NullIf(F(f"{prefix}override__root_cause"), Value("")),
                     NullIf(F(f"{prefix}signature__triage__root_cause"), Value("")),

@@ -14,8 +14,12 @@ from django.db.models import Count, DurationField, ExpressionWrapper, F, FloatFi
 
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, STAGES
 from jobs_ingest.models import Signature
-from triage import analytics, rollups
-from triage.analytics import HOUR, ChartFilters, PercentileCont
+from triage import effective, rollups
+from triage.analytics import sources
+from triage.analytics.charts import CHARTS, retry_waste, weekly_trend
+from triage.analytics.filters import ChartFilters
+from triage.analytics.figures import BLUE, ORANGE, RED
+from triage.analytics.sources import HOUR, PercentileCont
 from triage.models import JudgmentEvent, SignatureTriage
 
 WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
@@ -196,11 +200,12 @@ def _totals(week: Week, team: str, source) -> Totals:
 
 def _lines(ranked: list[dict]) -> list[SignatureLine]:
     info = {s["pk"]: s for s in Signature.objects.filter(pk__in=[r["signature_id"] for r in ranked])
-            .values("pk", "masked_message", "category", "triage__category")}
+            .annotate(effective_category=effective.signature_category_expression())
+            .values("pk", "masked_message", "effective_category")}
     lines = []
     for i, r in enumerate(ranked, 1):
         s = info.get(r["signature_id"], {})
-        category = s.get("triage__category") or s.get("category") or "unclassified"
+        category = s.get("effective_category") or "unclassified"
         lines.append(SignatureLine(r["signature_id"], " ".join((s.get("masked_message") or "").split())[:160],
                                    CATEGORIES[category].name if category in CATEGORIES else category,
                                    r["n"], (r["gpu"] or 0.0) / HOUR, rank=i))
@@ -218,7 +223,7 @@ def _triage(filters: ChartFilters, source) -> Triage:
     if counts["triaged"] and connection.vendor != "postgresql":  # SQLite default: no percentile_cont
         waits = sorted(max((t - f).total_seconds(), 0.0) for t, f in in_scope.filter(
             triage__triaged_at__isnull=False, first_seen__isnull=False).values_list("triage__triaged_at", "first_seen"))
-        median = analytics.bucket_percentile([(1, w) for w in waits], 0.5) / HOUR
+        median = sources.bucket_percentile([(1, w) for w in waits], 0.5) / HOUR
     elif counts["triaged"]:
         wait = ExpressionWrapper(F("triage__triaged_at") - F("first_seen"), output_field=DurationField())
         seconds = Func(wait, template="GREATEST(EXTRACT(EPOCH FROM %(expressions)s), 0)", output_field=FloatField())
@@ -259,9 +264,9 @@ REPORT_CHARTS = ("category", "stage", "pareto", "retry", "team")
 
 
 def build(week: Week, team: str = "", *, charts: bool = True, top: int = 10, source=None) -> Report:
-    """`source`: analytics.ROLLUPS (the default: weeks are whole days) or analytics.RAW (the benchmark's
+    """`source`: sources.ROLLUPS (the default: weeks are whole days) or sources.RAW (the benchmark's
     baseline); both give the same report."""
-    source = source or (analytics.ROLLUPS if rollups.supported() else analytics.RAW)
+    source = source or (sources.ROLLUPS if rollups.supported() else sources.RAW)
     filters = ChartFilters.for_range(week.start, week.end, team)
     previous_filters = ChartFilters.for_range(week.previous().start, week.previous().end, team)
     current, previous = _totals(week, team, source), _totals(week.previous(), team, source)
@@ -282,16 +287,16 @@ def build(week: Week, team: str = "", *, charts: bool = True, top: int = 10, sou
                                                  at__gte=week.start, at__lt=week.end).values("signature_id")
     regressed_lines = _lines(source.ranked(scope.filter(signature_id__in=regressed_ids), 20))
 
-    retry = analytics.retry_waste(filters, source)
-    previous_retry = analytics.retry_waste(previous_filters, source)
+    retry = retry_waste(filters, source)
+    previous_retry = retry_waste(previous_filters, source)
     report = Report(week, team, current, previous, top_lines, new_lines, new_count, regressed_lines,
                     _triage(filters, source), retry.total_gpu_hours, retry.wasted_gpu_hours,
                     previous_retry.wasted_gpu_hours, _mix(filters, source))
     if charts and report.has_failures:
         names = [n for n in REPORT_CHARTS if not (team and n == "team")]
-        report.charts = [retry if n == "retry" else analytics.CHARTS[n](filters, source=source) for n in names]
+        report.charts = [retry if n == "retry" else CHARTS[n](filters, source=source) for n in names]
         trend_filters = ChartFilters.for_range(week.start - timedelta(weeks=7), week.end, team)
-        report.charts.insert(0, analytics.weekly_trend(trend_filters, source))
+        report.charts.insert(0, weekly_trend(trend_filters, source))
         report.charts[0].title = "Last 8 weeks"
     return report
 
@@ -347,7 +352,7 @@ class EmailBar:
     gpu_hours: float
     failures_width: int  # percent of the widest bar of its column, for a CSS width
     gpu_width: int
-    color: str = analytics.BLUE
+    color: str = BLUE
     link: str = ""
 
 
@@ -363,7 +368,7 @@ def email_charts(report: Report, base_url: str = "") -> list[dict]:
         top_gpu = max((r.gpu_hours for r in rows), default=0) or 1
         bars = [EmailBar(r.label if len(r.label) <= 48 else r.label[:46] + "…", r.failures, r.gpu_hours,
                          round(100 * r.failures / top_n), round(100 * r.gpu_hours / top_gpu),
-                         analytics.RED if r.extra.get("cannot_help") else analytics.BLUE,
+                         RED if r.extra.get("cannot_help") else BLUE,
                          base_url + r.link if r.link.startswith("/") else r.link)
                 for r in rows]
         count_label = "Retry attempts" if chart.kind == "retry" else "Failed jobs"
@@ -385,7 +390,7 @@ def render_email(report: Report, base_url: str | None = None) -> tuple[str, str,
     subject = (f"Failed jobs {report.week}{' · ' + report.team if report.team else ''}: {t.failed_jobs} failures, "
                f"{t.gpu_hours:,.0f} GPU hours wasted")
     context = {"report": report, "base_url": base_url, "page_url": base_url + path, "subject": subject,
-               "email_charts": email_charts(report, base_url), "orange": analytics.ORANGE}
+               "email_charts": email_charts(report, base_url), "orange": ORANGE}
     return (subject, render_to_string("email/weekly_report.txt", context),
             render_to_string("email/weekly_report.html", context))
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 
 from jobs_ingest.models import Attempt, Failure, Job, Signature
+from triage import effective
 from triage.models import (DailyCategoryRollup, DailyDurationRollup, DailyJobRollup, DailySignatureRollup,
                            DailySubmitterRollup, FailureOverride, FailureRollupEntry,
                            SignatureTriage)
@@ -50,11 +51,11 @@ FAILURE_COLUMNS = ("failure_id", "signature_id", "day", "team", "platform", "sub
                    "ttf_seconds")
 
 # One failure's contribution, from the source tables. The category and root cause are the effective
-# ones: the job's override, else the signature's judgment, else the automatic tag (blank root cause).
+# ones (triage/effective.py).
 FAILURE_SOURCE = f"""
 SELECT f.id AS failure_id, f.signature_id, {_DAY} AS day, j.team, j.platform, j.submitter, f.category AS auto_category,
-       COALESCE(NULLIF(o.category, ''), NULLIF(t.category, ''), f.category) AS category, f.stage,
-       COALESCE(NULLIF(o.root_cause, ''), NULLIF(t.root_cause, ''), '') AS root_cause,
+       {effective.category_sql("o", "t", "f.category")} AS category, f.stage,
+       {effective.root_cause_sql("o", "t")} AS root_cause,
        f.gpu_seconds, COALESCE(r.n, 0)::int AS retry_attempts, COALESCE(r.gpu, 0)::float8 AS retry_gpu_seconds,
        CASE WHEN d.ttf IS NULL THEN NULL WHEN d.ttf < 1 THEN 0
             ELSE 1 + floor(ln(d.ttf) / ln(2) * {TTF_BUCKETS_PER_DOUBLING}) END::smallint AS ttf_bucket,
@@ -138,8 +139,8 @@ _FAILURE_REFRESH = _delta_sql(_LEDGER, "failure_id", FAILURE_COLUMNS, FAILURE_SO
 # changed, and the ledger has everything else, so the source tables are not read. Only rows whose
 # labels change are written.
 _relabelled = ", ".join(
-    {"category": "COALESCE(NULLIF(o.category, ''), NULLIF(t.category, ''), l.auto_category) AS category",
-     "root_cause": "COALESCE(NULLIF(o.root_cause, ''), NULLIF(t.root_cause, ''), '') AS root_cause"}.get(c, f"l.{c}")
+    {"category": effective.category_sql("o", "t", "l.auto_category") + " AS category",
+     "root_cause": effective.root_cause_sql("o", "t") + " AS root_cause"}.get(c, f"l.{c}")
     for c in FAILURE_COLUMNS)
 _SIGNATURE_RELABEL = _delta_sql(_LEDGER, "failure_id", FAILURE_COLUMNS, f"""
 SELECT * FROM (

@@ -11,6 +11,7 @@ from jobs_ingest import similar
 from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
 from jobs_ingest.models import Signature
 from jobs_ingest.services import es_client
+from triage import effective
 from triage.models import SignatureTriage
 
 _EM = re.compile(r"</?em>")
@@ -37,7 +38,7 @@ def with_judgments(hits: list) -> list[dict]:
     rows = []
     for hit in hits:
         triage = triages.get(str(hit.signature_id))
-        category = (triage and triage.category) or hit.effective_category
+        category = effective.category(None, triage, hit.effective_category)
         rows.append({"hit": hit, "triage": triage, "state": triage.state if triage else "new",
                      "category": CATEGORIES.get(category, CATEGORIES["unclassified"]),
                      "root_cause": ROOT_CAUSES.get(triage.root_cause) if triage and triage.root_cause else "",

@@ -11,13 +11,13 @@ from django.utils import timezone
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, ROOT_CAUSES, STAGES
 from jobs_ingest.jobspec import parse_time
 from jobs_ingest.models import Failure, Signature
+from triage import effective
 from triage.models import SignatureTriage
 
 State = SignatureTriage.State
 OPEN = "open"  # the default queue: new and regressed signatures
 STATE_FILTERS = {OPEN: "Open (new + regressed)", **dict(State.choices), "all": "All"}
-NOT_RECORDED = "none"  # root_cause filter: failures without a recorded root cause
-ROOT_CAUSE_FILTERS = {**ROOT_CAUSES, NOT_RECORDED: "Not recorded yet"}
+ROOT_CAUSE_FILTERS = {**ROOT_CAUSES, effective.NOT_RECORDED: "Not recorded yet"}
 
 
 @dataclass
@@ -66,21 +66,6 @@ class QueueFilters:
         return self.until + timedelta(days=1) if self.until and self.until_is_date else self.until
 
 
-def effective_category_q(categories: list[str]) -> Q:
-    """Signatures whose confirmed category, or else automatic category, is one of these."""
-    unconfirmed = Q(triage__isnull=True) | Q(triage__category="")
-    return Q(triage__category__in=categories) | (unconfirmed & Q(category__in=categories))
-
-
-def root_cause_q(root_cause: str) -> Q:
-    """Failures whose effective root cause (the job's override, else the signature's judgment) is this
-    one, or none recorded for NOT_RECORDED."""
-    no_override = Q(override__isnull=True) | Q(override__root_cause="")
-    if root_cause == NOT_RECORDED:
-        return no_override & (Q(signature__triage__isnull=True) | Q(signature__triage__root_cause=""))
-    return Q(override__root_cause=root_cause) | (no_override & Q(signature__triage__root_cause=root_cause))
-
-
 def queue(filters: QueueFilters) -> QuerySet:
     qs = Signature.objects.select_related("triage")
     if filters.state == OPEN:
@@ -90,9 +75,9 @@ def queue(filters: QueueFilters) -> QuerySet:
     elif filters.state != "all":
         qs = qs.filter(triage__state=filters.state)
     if filters.category:
-        qs = qs.filter(effective_category_q([filters.category]))
+        qs = qs.filter(effective.signature_category_q([filters.category]))
     if filters.dimension:
-        qs = qs.filter(effective_category_q([c.id for c in CATEGORIES.values() if c.dimension == filters.dimension]))
+        qs = qs.filter(effective.signature_category_q([c.id for c in CATEGORIES.values() if c.dimension == filters.dimension]))
     job_filters = {f"job__{name}": getattr(filters, name) for name in ("submitter", "platform")
                    if getattr(filters, name)}
     if filters.team:
@@ -110,7 +95,7 @@ def queue(filters: QueueFilters) -> QuerySet:
     if filters.until_exclusive:
         qs = qs.filter(first_seen__lt=filters.until_exclusive)
         job_filters["job__ended_at__lt"] = filters.until_exclusive
-    failure_q = root_cause_q(filters.root_cause) if filters.root_cause else Q()
+    failure_q = effective.root_cause_q(filters.root_cause) if filters.root_cause else Q()
     if job_filters or filters.root_cause:
         qs = qs.filter(Exists(Failure.objects.filter(failure_q, signature=OuterRef("pk"), **job_filters)))
     if filters.new_days:

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from jobs_ingest.core.analyse import clean_capture
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, RETRY_ADVICE, ROOT_CAUSES, STAGES
 from jobs_ingest.models import Failure, Job, Signature
-from triage import search_views, selectors, services
+from triage import effective, search_views, selectors, services
 from triage.diffs import DiffError, parse_diff
 from triage.forms import FixedByForm, JudgmentForm, OverrideForm
 from triage.models import FailureOverride, JudgmentEvent, SignatureTriage
@@ -52,7 +52,7 @@ def queue(request):
         triage = getattr(signature, "triage", None)
         rows.append({"signature": signature, "triage": triage, "teams": signature.teams,
                      "state": triage.state if triage else "new",
-                     "category": CATEGORIES[(triage and triage.category) or signature.category],
+                     "category": CATEGORIES[effective.category(None, triage, signature.category)],
                      "confirmed": bool(triage and triage.category)})
     query = request.GET.copy()
     query.pop("page", None)
@@ -76,16 +76,16 @@ def bulk_confirm(request):
 def signature_detail(request, signature_id: int):
     signature = get_object_or_404(Signature.objects.select_related("triage", "triage__fixed_by"), pk=signature_id)
     triage = getattr(signature, "triage", None)
-    effective = (triage and triage.category) or signature.category
-    initial = {"category": effective,
-               "root_cause": (triage and triage.root_cause) or CATEGORIES[effective].likely_root_cause,
+    category = effective.category(None, triage, signature.category)
+    initial = {"category": category,
+               "root_cause": effective.root_cause(None, triage) or CATEGORIES[category].likely_root_cause,
                "notes": triage.notes if triage else "", "fix_description": triage.fix_description if triage else "",
                "fix_diff": triage.fix_diff if triage else ""}
     failures = Paginator(signature.failures.select_related("job").order_by("-job__ended_at", "-pk"), 25)
     latest = signature.failures.select_related("job").order_by("-job__ended_at", "-pk").first()
     return render(request, "triage/signature.html", {
         "signature": signature, "triage": triage, "state": triage.state if triage else "new",
-        "auto_category": CATEGORIES[signature.category], "category": CATEGORIES[effective],
+        "auto_category": CATEGORIES[signature.category], "category": CATEGORIES[category],
         "root_cause": ROOT_CAUSES.get(triage.root_cause) if triage else None,
         "form": JudgmentForm(initial=initial), "fixed_by_form": FixedByForm(),
         "candidates": services.fixed_by_candidates(signature) if can_triage(request.user) else [],
@@ -152,10 +152,10 @@ def job_detail(request, job_id: int):
     if failure:
         triage = getattr(failure.signature, "triage", None)
         override = FailureOverride.objects.filter(failure=failure).first()
-        effective = (override and override.category) or (triage and triage.category) or failure.category
         context.update({
             "triage": triage, "override": override, "state": triage.state if triage else "new",
-            "auto_category": CATEGORIES[failure.category], "category": CATEGORIES[effective],
+            "auto_category": CATEGORIES[failure.category],
+            "category": CATEGORIES[effective.category(override, triage, failure.category)],
             "stage": STAGES.get(failure.stage), "retry_advice": RETRY_ADVICE.get(failure.retry_advice),
             "excerpt": _excerpt(failure), "traceback": _traceback(failure),
             "override_form": OverrideForm(initial={"category": override.category, "root_cause": override.root_cause,

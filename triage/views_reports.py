@@ -1,5 +1,5 @@
 """Pages for managers: the analytics page and the weekly reports (login + triage.view_reports).
-The numbers come from triage/analytics.py and triage/reports.py; these views only render them."""
+The numbers come from triage/analytics/ and triage/reports.py; these views only render them."""
 from __future__ import annotations
 
 import csv
@@ -16,7 +16,10 @@ from django.utils import timezone
 
 from jobs_ingest.core.taxonomy import CATEGORIES
 from jobs_ingest.models import Failure
-from triage import analytics, reports
+from triage import reports
+from triage.analytics.charts import CHARTS, Chart, by_team, filter_choices, iso_week, totals
+from triage.analytics.figures import figure
+from triage.analytics.filters import ChartFilters
 
 
 def reports_required(view):
@@ -48,30 +51,30 @@ def _safe_cell(value):
     return value
 
 
-def chart_context(chart: analytics.Chart, prefix: str = "") -> dict:
-    return {"chart": chart, "figure": analytics.figure(chart), "dom_id": f"fig-{prefix}{chart.name}",
+def chart_context(chart: Chart, prefix: str = "") -> dict:
+    return {"chart": chart, "figure": figure(chart), "dom_id": f"fig-{prefix}{chart.name}",
             "table": chart.table()}
 
 
 @reports_required
 def analytics_page(request):
-    filters = analytics.ChartFilters.from_query(request.GET)
+    filters = ChartFilters.from_query(request.GET)
     if request.GET.get("format") == "csv":
         name = request.GET.get("chart", "")
-        if name not in analytics.CHARTS:
+        if name not in CHARTS:
             raise Http404("unknown chart")
-        chart = analytics.CHARTS[name](filters)
+        chart = CHARTS[name](filters)
         header, rows = chart.table()
         return _csv(f"jobtriage-{name}.csv", header, rows)
-    total_failures, total_gpu_hours = analytics.totals(filters)
-    charts = [chart_context(fn(filters)) for fn in analytics.CHARTS.values()] if total_failures else []
+    total_failures, total_gpu_hours = totals(filters)
+    charts = [chart_context(fn(filters)) for fn in CHARTS.values()] if total_failures else []
     query = filters.params()
     return render(request, "triage/analytics.html", {
         "filters": filters, "charts": charts, "total_failures": total_failures,
         "total_gpu_hours": total_gpu_hours, "any_data": total_failures > 0 or Failure.objects.exists(),
-        "categories": CATEGORIES.values(), **analytics.filter_choices(),
+        "categories": CATEGORIES.values(), **filter_choices(),
         "csv_base": "?" + urlencode({**query, "format": "csv"}),
-        "this_week": analytics.iso_week(timezone.now().date()),
+        "this_week": iso_week(timezone.now().date()),
     })
 
 
@@ -92,7 +95,7 @@ def weekly_report(request, week: str, team: str = ""):
         header, rows = reports.csv_rows(report)
         return _csv(f"jobtriage-report-{parsed}{'-' + re.sub(r'[^A-Za-z0-9_.-]+', '_', team) if team else ''}.csv",
                     header, rows)
-    week_teams = [r.key for r in analytics.by_team(report.filters).rows if r.key] if not team else []
+    week_teams = [r.key for r in by_team(report.filters).rows if r.key] if not team else []
     return render(request, "triage/report.html", {
         "report": report, "charts": [chart_context(c, "r-") for c in report.charts],
         "teams": week_teams, "previous_week": str(parsed.previous()), "next_week": str(parsed.next()),

@@ -1,4 +1,4 @@
-"""Analytics page and its selectors (triage/analytics.py) on the real PostgreSQL: the numbers in every
+"""Analytics page and its selectors (triage/analytics/) on the real PostgreSQL: the numbers in every
 chart match a small known data set, filters, effective categories, CSV, permissions, empty states."""
 import csv
 import io
@@ -13,8 +13,9 @@ from django.urls import reverse
 from jobs_ingest import services as ingest
 from jobs_ingest.jobspec import parse_job
 from jobs_ingest.models import Failure, Job, Signature
-from triage import analytics, services
-from triage.analytics import ChartFilters
+from triage import services
+from triage.analytics import charts
+from triage.analytics.filters import ChartFilters
 from triage.models import FailureOverride
 from triage.roles import ENGINEERS, MANAGERS
 
@@ -81,7 +82,7 @@ def numbers(chart):
 
 def test_counts_and_gpu_hours_match_the_database(dataset):
     f = ChartFilters()
-    by_cat = numbers(analytics.by_category(f))
+    by_cat = numbers(charts.by_category(f))
     assert by_cat == {"gpu_oom": (2, 36.0), "path_not_found": (1, 12.0), "illegal_argument": (1, 0.5)}
     # The same numbers straight from the rows (a small set: loading it here is fine, never in the app).
     direct = {}
@@ -89,45 +90,45 @@ def test_counts_and_gpu_hours_match_the_database(dataset):
         n, g = direct.get(failure.category, (0, 0.0))
         direct[failure.category] = (n + 1, round(g + failure.gpu_seconds / 3600, 3))
     assert by_cat == direct
-    assert numbers(analytics.by_dimension(f)) == {"dl_specific": (2, 36.0), "execution_environment": (1, 12.0),
+    assert numbers(charts.by_dimension(f)) == {"dl_specific": (2, 36.0), "execution_environment": (1, 12.0),
                                                   "general_code_error": (1, 0.5)}
-    assert numbers(analytics.by_stage(f)) == {"training": (2, 36.0), "data_preprocessing": (1, 12.0),
+    assert numbers(charts.by_stage(f)) == {"training": (2, 36.0), "data_preprocessing": (1, 12.0),
                                               "initialization": (1, 0.5)}
-    assert numbers(analytics.by_team(f)) == {"vision": (2, 44.0), "nlp": (2, 4.5)}
-    assert numbers(analytics.by_platform(f)) == {"k8s": (1, 32.0), "slurm": (3, 16.5)}
-    assert numbers(analytics.by_submitter(f)) == {"vic": (2, 44.0), "alice": (2, 4.5)}
-    assert numbers(analytics.by_root_cause(f)) == {"": (4, 48.5)}
-    assert numbers(analytics.weekly_trend(f)) == {"2026-W46": (1, 4.0), "2026-W47": (3, 44.5)}
+    assert numbers(charts.by_team(f)) == {"vision": (2, 44.0), "nlp": (2, 4.5)}
+    assert numbers(charts.by_platform(f)) == {"k8s": (1, 32.0), "slurm": (3, 16.5)}
+    assert numbers(charts.by_submitter(f)) == {"vic": (2, 44.0), "alice": (2, 4.5)}
+    assert numbers(charts.by_root_cause(f)) == {"": (4, 48.5)}
+    assert numbers(charts.weekly_trend(f)) == {"2026-W46": (1, 4.0), "2026-W47": (3, 44.5)}
 
 
 def test_pareto_retry_waste_and_time_to_failure(dataset):
     f = ChartFilters()
-    pareto = analytics.pareto(f)
+    pareto = charts.pareto(f)
     assert [(r.failures, r.gpu_hours, r.extra["cumulative_share"]) for r in pareto.rows] == \
         [(2, 36.0, 74.2), (1, 12.0, 99.0), (1, 0.5, 100.0)]
     assert pareto.rows[0].link == reverse("signature-detail", args=[Signature.objects.get(category="gpu_oom").pk])
 
-    retry = analytics.retry_waste(f)
+    retry = charts.retry_waste(f)
     assert numbers(retry) == {"gpu_oom": (1, 16.0), "path_not_found": (2, 8.0)}  # failures = retry attempts here
     assert retry.wasted_gpu_hours == 8.0  # only path_not_found: retrying cannot help
     assert "8.0 GPU hours" in retry.caption
 
-    ttf = {r.key: r.extra for r in analytics.time_to_failure(f).rows}
+    ttf = {r.key: r.extra for r in charts.time_to_failure(f).rows}
     assert ttf["gpu_oom"]["p50_hours"] == 3.0 and ttf["gpu_oom"]["p25_hours"] == 2.5  # runs of 4 h and 2 h
     assert ttf["path_not_found"]["p50_hours"] == 3.0 and ttf["illegal_argument"]["p50_hours"] == 0.5
 
 
 def test_filters_from_the_url(dataset):
     week = ChartFilters.from_query({"since": "2026-11-16", "until": "2026-11-22"})
-    assert numbers(analytics.by_category(week))["gpu_oom"] == (1, 32.0)  # a4 ended the week before
-    assert numbers(analytics.by_team(ChartFilters.from_query({"team": "nlp"}))) == {"nlp": (2, 4.5)}
-    assert numbers(analytics.by_platform(ChartFilters.from_query({"platform": "k8s"}))) == {"k8s": (1, 32.0)}
+    assert numbers(charts.by_category(week))["gpu_oom"] == (1, 32.0)  # a4 ended the week before
+    assert numbers(charts.by_team(ChartFilters.from_query({"team": "nlp"}))) == {"nlp": (2, 4.5)}
+    assert numbers(charts.by_platform(ChartFilters.from_query({"platform": "k8s"}))) == {"k8s": (1, 32.0)}
     only_oom = ChartFilters.from_query({"category": "gpu_oom", "team": "nlp"})
-    assert numbers(analytics.by_stage(only_oom)) == {"training": (1, 4.0)}
+    assert numbers(charts.by_stage(only_oom)) == {"training": (1, 4.0)}
     junk = ChartFilters.from_query({"since": "yesterday", "category": "nope", "until": "2026-13-45"})
-    assert not junk.active and numbers(analytics.by_team(junk)) == {"vision": (2, 44.0), "nlp": (2, 4.5)}
+    assert not junk.active and numbers(charts.by_team(junk)) == {"vision": (2, 44.0), "nlp": (2, 4.5)}
     # Links carry the filters plus the bar's own value to the queue.
-    link = analytics.by_category(week).rows[0].link
+    link = charts.by_category(week).rows[0].link
     assert link.startswith("/?") and "state=all" in link and "category=gpu_oom" in link and "since=2026-11-16" in link
 
 
@@ -137,16 +138,16 @@ def test_confirmed_category_and_override_win_over_the_automatic_tag(dataset):
                    root_cause="environment_difference")
     FailureOverride.objects.create(failure=Failure.objects.get(job__external_id="a4"), category="cpu_oom")
     f = ChartFilters()
-    assert numbers(analytics.by_category(f)) == {"gpu_oom": (1, 32.0), "permission_denied": (1, 12.0),
+    assert numbers(charts.by_category(f)) == {"gpu_oom": (1, 32.0), "permission_denied": (1, 12.0),
                                                  "cpu_oom": (1, 4.0), "illegal_argument": (1, 0.5)}
-    assert numbers(analytics.by_root_cause(f)) == {"": (3, 36.5), "environment_difference": (1, 12.0)}
-    assert numbers(analytics.by_team(ChartFilters.from_query({"category": "cpu_oom"}))) == {"nlp": (1, 4.0)}
+    assert numbers(charts.by_root_cause(f)) == {"": (3, 36.5), "environment_difference": (1, 12.0)}
+    assert numbers(charts.by_team(ChartFilters.from_query({"category": "cpu_oom"}))) == {"nlp": (1, 4.0)}
 
 
 def test_page_shows_every_chart_with_figures_embedded_safely(client, manager, dataset):
     client.force_login(manager)
     page = client.get(reverse("analytics")).content.decode()
-    for name in analytics.CHARTS:
+    for name in charts.CHARTS:
         assert f'id="chart-{name}"' in page, name
     figures = dict(re.findall(r'<script id="fig-(\w+)" type="application/json">(.*?)</script>', page, re.S))
     category = json.loads(figures["category"])
@@ -204,16 +205,16 @@ def test_drill_down_filters_the_queue_by_when_the_failures_happened(client, mana
     # gpu_oom failed on 11-10 (a4) and 11-17 (a1): its first/last seen span 11-11..11-15, but no failure
     # of it happened then, so a bar for those days must not lead to it.
     quiet = ChartFilters.from_query({"since": "2026-11-11", "until": "2026-11-15"})
-    assert analytics.by_category(quiet).rows == []
+    assert charts.by_category(quiet).rows == []
     assert queue_signatures(client, quiet.queue_url()) == set()
     week = ChartFilters.from_query({"since": "2026-11-16", "until": "2026-11-22"})
-    link = analytics.by_category(week).rows[0].link  # gpu_oom in that week: a1
+    link = charts.by_category(week).rows[0].link  # gpu_oom in that week: a1
     assert queue_signatures(client, link) == {"gpu_oom"}
     assert queue_signatures(client, week.queue_url()) == {"gpu_oom", "path_not_found", "illegal_argument"}
     # `until` as a date includes that whole day (a3 ended 11-19 08:30).
     assert queue_signatures(client, ChartFilters.from_query({"since": "2026-11-19", "until": "2026-11-19"})
                             .queue_url()) == {"illegal_argument"}
-    trend_w46 = next(r for r in analytics.weekly_trend(ChartFilters()).rows if r.key == "2026-W46")
+    trend_w46 = next(r for r in charts.weekly_trend(ChartFilters()).rows if r.key == "2026-W46")
     assert queue_signatures(client, trend_w46.link) == {"gpu_oom"}
 
 
@@ -223,7 +224,7 @@ def test_root_cause_bars_drill_down_to_the_queue(client, manager, dataset):
     services.override_failure(Failure.objects.get(job__external_id="a3"), engineer,
                               root_cause="common_programming_error")
     client.force_login(manager)
-    links = {r.key: r.link for r in analytics.by_root_cause(ChartFilters()).rows}
+    links = {r.key: r.link for r in charts.by_root_cause(ChartFilters()).rows}
     assert set(links) == {"", "environment_difference", "common_programming_error"}
     assert queue_signatures(client, links["environment_difference"]) == {"path_not_found"}
     assert queue_signatures(client, links["common_programming_error"]) == {"illegal_argument"}
