@@ -45,8 +45,9 @@ HELDOUT = DEVSET / "issues_heldout2" / "heldout.jsonl"
 
 
 # ------------------------------------------------------------------------------------------------ running
-def run_tagger(records: list[dict], python: str, label: str) -> tuple[list[dict], float]:
-    """Feed the records to `manage.py tag_logs`; return its outputs (in input order) and the wall time."""
+def run_tagger(records: list[dict], python: str, label: str, configs: tuple[str, ...] = ()) -> tuple[list[dict], float]:
+    """Feed the records to `manage.py tag_logs` (with `configs`, e.g. ("--tagging-config", "tagging:2026-11"));
+    return its outputs (in input order) and the wall time."""
     with tempfile.TemporaryFile("w+b") as tmp:
         for r in records:
             item = {"id": r["id"], "log": r["log"]}
@@ -55,7 +56,7 @@ def run_tagger(records: list[dict], python: str, label: str) -> tuple[list[dict]
             tmp.write((json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8"))
         tmp.seek(0)
         t0 = time.perf_counter()
-        proc = subprocess.Popen([python, "manage.py", "tag_logs"], cwd=ROOT, stdin=tmp,
+        proc = subprocess.Popen([python, "manage.py", "tag_logs", *configs], cwd=ROOT, stdin=tmp,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env={**os.environ, "PYTHONIOENCODING": "utf-8"})
         outputs = []
@@ -124,7 +125,7 @@ def pct(a: int, b: int) -> str:
     return f"{100.0 * a / b:5.1f}%" if b else "   - "
 
 
-def evaluate(files: list[Path], python: str) -> dict:
+def evaluate(files: list[Path], python: str, configs: tuple[str, ...] = ()) -> dict:
     rows = []  # (file label, record, output)
     timings = {}
     for path in files:
@@ -132,9 +133,12 @@ def evaluate(files: list[Path], python: str) -> dict:
         records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         records = [r for r in records if "category" in r and "log" in r]
         print(f"{label}: {len(records)} labelled logs", file=sys.stderr, flush=True)
-        outs, elapsed = run_tagger(records, python, label)
+        outs, elapsed = run_tagger(records, python, label, configs)
         timings[label] = (len(records), elapsed, sum(len(r["log"]) for r in records))
         rows += [(label, r, o) for r, o in zip(records, outs)]
+    used = sorted({(o.get("grouping_config"), o.get("tagging_config")) for _, _, o in rows if "error" not in o},
+                  key=str)
+    print(f"configs used (grouping, tagging): {used}", file=sys.stderr)
     return {"rows": rows, "timings": timings}
 
 
@@ -299,13 +303,17 @@ def main() -> None:
     ap.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"),
                     help="interpreter that runs manage.py (default: the project's .venv)")
     ap.add_argument("--save", type=Path, help="write expected/predicted pairs as JSON Lines here")
+    ap.add_argument("--grouping-config", metavar="ID", help="grouping config to evaluate (default: the newest)")
+    ap.add_argument("--tagging-config", metavar="ID", help="tagging config to evaluate (default: the newest)")
     args = ap.parse_args()
+    configs = tuple(arg for flag, value in (("--grouping-config", args.grouping_config),
+                                            ("--tagging-config", args.tagging_config)) if value for arg in (flag, value))
     files = args.files or [f for f in DEFAULT_FILES if f.exists()]
     if args.heldout:
         files.append(HELDOUT)
     if not Path(args.python).exists():
         args.python = sys.executable
-    res = evaluate([f.resolve() for f in files], args.python)
+    res = evaluate([f.resolve() for f in files], args.python, configs)
     if args.save:
         with args.save.open("w", encoding="utf-8") as fh:
             for f, r, o in res["rows"]:

@@ -57,7 +57,7 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         changelog="First named config: today's tagger rules (version 4) and the pipeline's tag decisions "
                   "(chained exceptions, SIGKILLed children, exit codes, the hook's NaN guard, stages).",
         tagger_version="4",
-        tag=tagger.tag,
+        tag=tagger.RULES_V4.tag,
     ),
 )
 

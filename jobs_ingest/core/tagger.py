@@ -6,7 +6,10 @@ come first and carry deep-learning meaning over generic exception names: a Runti
 state_dict keys is a tensor mismatch, a ValueError about NaN loss is loss_nan. Exception-type defaults
 come last. When nothing fits the answer is `unclassified` with a low confidence, never a guess.
 
-Bump TAGGER_VERSION whenever a rule changes: stored tags record the version that made them.
+The rules below are version 4, the rule set of the tagging config "tagging:2026-11" (configs.py,
+docs/grouping-configs.md). Released rule sets never change: a new rule is a new RuleSet (built from
+these lists, changed) with its own version, named by a new tagging config; stored failures record
+the config that tagged them.
 """
 from __future__ import annotations
 
@@ -260,11 +263,6 @@ def _lower_literals(pattern: str) -> str:
     return "".join(out)
 
 
-# The same rules for lower-cased text without re.IGNORECASE: about ten times faster in CPython's
-# engine, which cannot skip ahead on case-insensitive alternations.
-_FAST = [re.compile(_lower_literals(p.pattern), re.S) for _, _, _, p in MESSAGE_RULES]
-
-
 def _lowered(text: str) -> str | None:
     """The text lower-cased, or None when positions would not agree (a few Unicode letters grow)."""
     lowered = text.lower()
@@ -288,27 +286,38 @@ TYPE_DEFAULTS: dict[str, tuple[str, float]] = {
 _UNCLASSIFIED_TYPES = {"RuntimeError", "Exception", "Error", "SystemError", "Fatal", "CheckFailed"}
 
 
-def tag(exception_type: str, message: str, context: list[str] | None = None) -> Tag:
-    """Tag one failure. `context` is a few log lines just before it (used for native assertions)."""
-    short = exception_type.rsplit(".", 1)[-1]
-    text = f"{short}: {message}" if short else message
-    text = text[:MAX_TAG_CHARS]
-    evidence = text.splitlines()[0] if text else ""
-    lowered = _lowered(text)
-    for (rid, category, confidence, pattern), fast in zip(MESSAGE_RULES, _FAST):
-        m = fast.search(lowered) if lowered is not None else pattern.search(text)
-        if m:
-            return Tag(category, confidence, rid, _evidence_line(text, m.start()) or evidence)
-    for line in reversed(context or []):
-        low = _lowered(line)
-        for (rid, category, confidence, pattern), fast in zip(MESSAGE_RULES, _FAST):
-            if category in _CONTEXT_CATEGORIES and (fast.search(low) if low is not None else pattern.search(line)):
-                return Tag(category, round(confidence - 0.1, 2), rid + ".context", line.strip())
-    if short in TYPE_DEFAULTS:
-        category, confidence = TYPE_DEFAULTS[short]
-        return Tag(category, confidence, f"{category}.type.{short}", evidence)
-    return Tag("unclassified", 0.2 if short in _UNCLASSIFIED_TYPES or not short else 0.3,
-               "unclassified.no_rule", evidence)
+class RuleSet:
+    """One released set of rules: message rules (first match wins), then defaults by exception type."""
+
+    def __init__(self, version: str, message_rules: list[tuple[str, str, float, re.Pattern]],
+                 type_defaults: dict[str, tuple[str, float]]):
+        self.version, self.message_rules, self.type_defaults = version, message_rules, type_defaults
+        # The same rules for lower-cased text without re.IGNORECASE: about ten times faster in
+        # CPython's engine, which cannot skip ahead on case-insensitive alternations.
+        self.fast = [re.compile(_lower_literals(p.pattern), re.S) for _, _, _, p in message_rules]
+        self._rules = list(zip(message_rules, self.fast))
+
+    def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
+        """Tag one failure. `context` is a few log lines just before it (used for native assertions)."""
+        short = exception_type.rsplit(".", 1)[-1]
+        text = f"{short}: {message}" if short else message
+        text = text[:MAX_TAG_CHARS]
+        evidence = text.splitlines()[0] if text else ""
+        lowered = _lowered(text)
+        for (rid, category, confidence, pattern), fast in self._rules:
+            m = fast.search(lowered) if lowered is not None else pattern.search(text)
+            if m:
+                return Tag(category, confidence, rid, _evidence_line(text, m.start()) or evidence)
+        for line in reversed(context or []):
+            low = _lowered(line)
+            for (rid, category, confidence, pattern), fast in self._rules:
+                if category in _CONTEXT_CATEGORIES and (fast.search(low) if low is not None else pattern.search(line)):
+                    return Tag(category, round(confidence - 0.1, 2), rid + ".context", line.strip())
+        if short in self.type_defaults:
+            category, confidence = self.type_defaults[short]
+            return Tag(category, confidence, f"{category}.type.{short}", evidence)
+        return Tag("unclassified", 0.2 if short in _UNCLASSIFIED_TYPES or not short else 0.3,
+                   "unclassified.no_rule", evidence)
 
 
 # Categories whose evidence may sit in the lines before the failure rather than in its message:
@@ -321,3 +330,7 @@ def _evidence_line(text: str, pos: int) -> str:
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
     return text[start:end if end >= 0 else None].strip()
+
+
+RULES_V4 = RuleSet(TAGGER_VERSION, MESSAGE_RULES, TYPE_DEFAULTS)
+tag = RULES_V4.tag  # the newest rules; tagging configs name their own RuleSet

@@ -189,7 +189,7 @@ def test_long_message_does_not_backtrack():
 def test_fast_lowercase_rules_agree_with_case_insensitive_rules(exc_type, message, expected):
     text = f"{exc_type.rsplit('.', 1)[-1]}: {message}"
     slow = next((rid for rid, _, _, p in tagger.MESSAGE_RULES if p.search(text)), None)
-    fast = next((rid for (rid, _, _, _), f in zip(tagger.MESSAGE_RULES, tagger._FAST) if f.search(text.lower())), None)
+    fast = next((rid for (rid, _, _, _), f in zip(tagger.MESSAGE_RULES, tagger.RULES_V4.fast) if f.search(text.lower())), None)
     assert slow == fast
 
 
