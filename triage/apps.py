@@ -12,14 +12,12 @@ class TriageConfig(AppConfig):
         from jobs_ingest import services as ingest
         from jobs_ingest.search import fields
         from jobs_ingest.signals import failure_analysed
-        from triage import roles, rollups, services
+        from triage import receivers, roles, rollups, services
         from triage.search_fields import TriageSearchFields
 
         post_migrate.connect(roles.ensure_roles, sender=self, dispatch_uid="triage-roles")
 
-        failure_analysed.connect(services.on_failure_analysed, dispatch_uid="triage-regressions")
-        # After the regression check: its state change does not alter the counted labels.
-        failure_analysed.connect(rollups.on_failure_analysed, dispatch_uid="triage-rollups")
+        failure_analysed.connect(receivers.on_failure_analysed, dispatch_uid="triage-failure-analysed")
         rollups.connect_judgment_signals()
         fields.register(TriageSearchFields())
         if hasattr(ingest, "DOCUMENT_PROVIDERS") and services.effective_fields not in ingest.DOCUMENT_PROVIDERS:

@@ -9,8 +9,9 @@ How they stay correct:
   each other's counts (the increments are atomic; the ledger rows are locked first, and the rollup
   rows are upserted in key order). Every change to a signature's failures first locks the signature
   row, so concurrent analyses, judgments and overrides of one signature take turns.
-- Failure analysis (the `failure_analysed` signal, inside the analysis transaction), judgments and
-  per-job overrides (their model signals, inside the saving transaction) refresh what they change.
+- Failure analysis (the `failure_analysed` signal, received in triage/receivers.py inside the analysis
+  transaction), judgments and per-job overrides (their model signals, inside the saving transaction)
+  refresh what they change.
   A judgment relabels its signature's failures from the ledger alone (one statement, only the rows
   whose labels change); a failure analysed meanwhile is counted with the judgment's outcome whichever
   commits first.
@@ -201,10 +202,6 @@ def refresh_signature(signature_id: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- hooks
-def on_failure_analysed(sender, failure, signature, **kwargs) -> None:
-    refresh_failures([failure.pk])
-
-
 def _remember_counted(sender, instance, **kwargs) -> None:
     instance._counted_labels = (instance.category, instance.root_cause)
 

@@ -176,7 +176,7 @@ def fixed_by_candidates(signature: Signature, limit: int = 8) -> list[tuple[Job,
     return [(job, why) for _, job, why in ranked[:limit]]
 
 
-def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) -> None:
+def mark_regression(failure: Failure, signature: Signature, new_to_signature: bool) -> None:
     """A resolved signature that fails again after it was resolved has regressed."""
     triage = SignatureTriage.objects.filter(signature=signature).first()
     if triage is None or triage.state != State.RESOLVED or not new_to_signature:

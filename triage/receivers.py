@@ -1,0 +1,13 @@
+"""What triage does when jobs_ingest has analysed a failure (its `failure_analysed` signal, sent inside
+the analysis transaction). One receiver, so the order of the steps is written here rather than left to
+the order in which receivers happened to be connected."""
+from __future__ import annotations
+
+from triage import rollups, services
+
+
+def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) -> None:
+    # 1. A resolved signature failing again regresses (its state only: no counted label changes).
+    services.mark_regression(failure, signature, new_to_signature)
+    # 2. Then the rollups count the failure with the labels it has now.
+    rollups.refresh_failures([failure.pk])
