@@ -14,10 +14,10 @@ import dataclasses
 import os
 from typing import BinaryIO
 
+from . import configs
 from . import stage as stages
 from .analysis import Analysis
 from .capture import HOOK_STAGES, find_capture
-from . import configs
 from .configs import GroupingConfig, TaggingConfig
 from .evidence import find_failures
 from .logread import LogSource, split_lines
@@ -27,6 +27,8 @@ from .terminating import root_cause_exit_code, terminating_failure
 from .tracebacks import LogFailure, user_frame
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024   # walk back at most this far looking for a failure
+
+
 class _FailureHint:
     """Windows before the tail are parsed only if they contain one of these words: every failure the
     parser recognises names at least one (exception names end in Error/Exception/Exit/Failure/...).
@@ -51,8 +53,7 @@ _KILL_SIGNALS = {"9", "SIGKILL", "KILL"}
 # when the scheduler says the process was killed.
 _FAR_FROM_END = 200
 _CHAIN_OVERRIDES_BELOW = 0.8
-
-_TAIL_GUESS_LINES = 3
+_TAIL_GUESS_LINES = 3  # a log without a parsed failure: how many last lines a rule may read
 
 
 def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int | None = None,
@@ -119,7 +120,7 @@ def _analyse_lines(lines: list[str], failures: list[LogFailure], line_offset: in
             chained = tagging.tag(earlier.exception_type, earlier.message)
             if chained.specific:
                 tag = Tag(chained.category, round(chained.confidence - 0.05, 2), chained.rule + ".chained",
-                                 chained.evidence)
+                          chained.evidence)
                 break
     if terminal.is_wrapper and not tag.specific and root_cause_exit_code(lines, terminal.line_index) == -9:
         tag = Tag("cpu_oom", 0.8, "cpu_oom.child_sigkill", terminal.message.splitlines()[0] if terminal.message else "")
