@@ -187,6 +187,9 @@ _PROGRAM_EXCEPTION = re.compile(
 _WORKER_PIPE = re.compile(r"multiprocessing[/\\]|resource_sharer|DataLoader worker", re.I)
 # /dev/shm full is a container's shared-memory size, the job's configuration (cpu_oom in the taxonomy).
 _SHM_FILE = re.compile(r"/dev/shm|unable to write to file </torch_|shared memory", re.I)
+# The kubelet evicts first the pods that use more than they requested and says so: "Container %s was
+# using %s, which exceeds its request of %s." Memory beyond the request is the job's own sizing (cpu_oom).
+_OVER_REQUEST = re.compile(r"which exceeds its request of", re.I)
 
 # Scheduler states (Slurm sacct states; Kubernetes pod reasons and DisruptionTarget condition reasons).
 _STATES: dict[str, tuple[str, str, float]] = {
@@ -219,6 +222,8 @@ def detect(lines: list[str], *, exit_code: int | None = None, signal: int | str 
     state = _state(scheduler_state)
     if state is not None:
         category, rule, confidence = state
+        if rule == "infra.state.evicted" and (_OVER_REQUEST.search(text) or _OVER_REQUEST.search(scheduler_state)):
+            return None
         hardware = _best(tail, offset) if category == "node_lost" else None
         if hardware is not None and hardware.category == "gpu_hardware":
             return hardware  # the node failed because its GPU did: the more precise answer
@@ -234,6 +239,8 @@ def detect(lines: list[str], *, exit_code: int | None = None, signal: int | str 
             return None  # another rank's own error; its peers' timeouts are the echo
         if finding.rule == "infra.connection_reset" and _WORKER_PIPE.search(text):
             return None
+    if finding.rule == "infra.k8s_node_pressure_eviction" and _OVER_REQUEST.search(text):
+        return None
     if finding.rule == "infra.disk_full" and _SHM_FILE.search(finding.evidence):
         return None
     return finding

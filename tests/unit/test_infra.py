@@ -136,6 +136,15 @@ def test_other_states_decide_nothing(state):
     assert detect(["step 100 loss 2.31"], scheduler_state=state) is None
 
 
+def test_eviction_of_a_pod_over_its_memory_request_is_the_jobs_own():
+    message = ("The node was low on resource: memory. Container trainer was using 30Gi, which exceeds its request "
+               "of 8Gi.")
+    assert detect([message]) is None
+    assert detect(["step 3"], scheduler_state="Evicted: " + message) is None
+    assert detect([message], scheduler_state="Evicted") is None
+    assert detect(["The node was low on resource: ephemeral-storage."]).category == "node_lost"
+
+
 def test_preemption_state_wins_over_a_log_that_ends_in_a_timeout():
     assert detect([WATCHDOG], scheduler_state="PREEMPTED").category == "preempted"
 
