@@ -9,10 +9,9 @@ class TriageConfig(AppConfig):
         # jobs_ingest never imports triage: triage plugs into its hooks here.
         from django.db.models.signals import post_migrate
 
-        from jobs_ingest import services as ingest
         from jobs_ingest.search import fields
         from jobs_ingest.signals import failure_analysed
-        from triage import receivers, roles, rollups, services
+        from triage import receivers, roles, rollups
         from triage.search_fields import TriageSearchFields
 
         post_migrate.connect(roles.ensure_roles, sender=self, dispatch_uid="triage-roles")
@@ -20,5 +19,3 @@ class TriageConfig(AppConfig):
         failure_analysed.connect(receivers.on_failure_analysed, dispatch_uid="triage-failure-analysed")
         rollups.connect_judgment_signals()
         fields.register(TriageSearchFields())
-        if hasattr(ingest, "DOCUMENT_PROVIDERS") and services.effective_fields not in ingest.DOCUMENT_PROVIDERS:
-            ingest.DOCUMENT_PROVIDERS.append(services.effective_fields)

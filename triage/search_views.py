@@ -7,10 +7,11 @@ from django.shortcuts import render
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from jobs_ingest import similar
+from jobs_ingest.search import logs, similar
+from jobs_ingest.search.query import BadQuery, SearchUnavailable
 from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
 from jobs_ingest.models import Signature
-from jobs_ingest.services import es_client
+from jobs_ingest.search.sync import es_client
 from triage import effective
 from triage.models import SignatureTriage
 
@@ -50,7 +51,7 @@ def similar_panel(failure) -> dict:
     """Context for the "similar failures, and how they were fixed" panel of a failure page."""
     try:
         hits = similar.similar_to_failure(es_client(), settings.ES_INDEX_PREFIX, failure.pk, top=8, stats=False)
-    except (similar.SearchUnavailable, similar.BadQuery) as exc:
+    except (SearchUnavailable, BadQuery) as exc:
         return {"similar_error": f"Similar failures are unavailable right now ({exc})."}
     return {"similar": with_judgments(hits)}
 
@@ -84,16 +85,16 @@ def search(request):
                 context["rows"] = with_judgments(similar.similar_failures(
                     client, settings.ES_INDEX_PREFIX, text[:2 * 1024 * 1024], filters=filters, top=20, stats=False))
             else:
-                cursor = similar.decode_cursor(source.get("after"))
-                page = similar.search_logs(client, settings.ES_INDEX_PREFIX, text, filters=filters, size=25,
+                cursor = logs.decode_cursor(source.get("after"))
+                page = logs.search_logs(client, settings.ES_INDEX_PREFIX, text, filters=filters, size=25,
                                            search_after=cursor)
                 context["log_hits"] = [{"hit": h, "fragments": [(f, [safe_fragment(x) for x in frags])
                                                                 for f, frags in h.highlights.items()]}
                                        for h in page.hits]
                 context["total"] = page.total
-                context["next_cursor"] = similar.encode_cursor(page.next_search_after) if page.next_search_after else ""
-        except similar.BadQuery as exc:
+                context["next_cursor"] = logs.encode_cursor(page.next_search_after) if page.next_search_after else ""
+        except BadQuery as exc:
             context["error"], status = str(exc), 400
-        except similar.SearchUnavailable:
+        except SearchUnavailable:
             context["error"], status = "Search is unavailable right now (Elasticsearch does not answer). Try again shortly.", 503
     return render(request, "triage/search.html", context, status=status)

@@ -11,6 +11,7 @@ from django.utils import timezone
 from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
 from jobs_ingest.jobspec import SUCCESS_STATUSES
 from jobs_ingest.models import Failure, Job, Signature
+from jobs_ingest.search.tasks import enqueue_indexing
 from triage.diffs import parse_diff
 from triage.models import FailureOverride, JudgmentEvent, SignatureTriage
 
@@ -189,12 +190,6 @@ def mark_regression(failure: Failure, signature: Signature, new_to_signature: bo
     push_signatures_on_commit([signature.pk])
 
 
-def effective_fields(failures: list[Failure]) -> dict[int, dict]:
-    """Old DOCUMENT_PROVIDERS hook, kept until jobs_ingest drops it: see triage/search_fields.py."""
-    from triage.search_fields import TriageSearchFields
-    return TriageSearchFields().failure_fields(failures)
-
-
 def push_signatures_on_commit(signature_ids: list[int]) -> None:
     transaction.on_commit(lambda: _push_signatures(signature_ids))
 
@@ -208,6 +203,5 @@ def _push_signatures(signature_ids: list[int]) -> None:
 
 
 def _push_failures(failure_ids: list[int]) -> None:
-    from jobs_ingest.services import enqueue_indexing
     Failure.objects.filter(pk__in=failure_ids).update(indexed_at=None)
     enqueue_indexing(failure_ids)

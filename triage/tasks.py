@@ -2,9 +2,9 @@
 from celery import shared_task
 from django.db import OperationalError
 
-from jobs_ingest import services as ingest
 from jobs_ingest.models import Failure
-from jobs_ingest.search_index import IndexingError
+from jobs_ingest.search.index import IndexingError
+from jobs_ingest.search.sync import index_failures, index_signatures
 
 CHUNK = 500
 
@@ -14,11 +14,11 @@ CHUNK = 500
 def push_signatures(signature_ids: list[int]) -> str:
     # The signature documents first (one small request): similar-failure search reads the judgment
     # from them, and a signature may have thousands of failures to re-index after it.
-    signatures = ingest.index_signatures(signature_ids)
+    signatures = index_signatures(signature_ids)
     ids = list(Failure.objects.filter(signature_id__in=signature_ids).values_list("pk", flat=True))
     done = 0
     for start in range(0, len(ids), CHUNK):
-        done += ingest.index_failures(ids[start:start + CHUNK])
+        done += index_failures(ids[start:start + CHUNK])
     return f"{signatures} signature documents and {done} failures of {len(signature_ids)} signatures re-indexed"
 
 

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from jobs_ingest.core.analyse import clean_capture
+from jobs_ingest.core.capture import clean_capture
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, RETRY_ADVICE, ROOT_CAUSES, STAGES
 from jobs_ingest.models import Failure, Job, Signature
 from triage import effective, search_views, selectors, services

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
-from jobs_ingest import services as ingest
+from jobs_ingest import failures as analysis, services as ingest
 from jobs_ingest.jobspec import parse_job
 from jobs_ingest.models import Failure, Job, Signature
 from triage import services
@@ -36,7 +36,7 @@ def make_job(external_id, log=None, attempts=None, **fields):
     finally:
         if stream:
             stream.close()
-    ingest.analyse(job.pk)
+    analysis.analyse(job.pk)
     return Job.objects.get(pk=job.pk)
 
 

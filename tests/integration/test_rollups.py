@@ -6,7 +6,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from jobs_ingest import services as ingest
+from jobs_ingest import failures as analysis, services as ingest
 from jobs_ingest.jobspec import parse_job
 from jobs_ingest.models import Failure, Job, Signature
 from triage import rollups, services
@@ -33,7 +33,7 @@ def reingest(external_id, log, **fields):
             "submitter": "alice", "team": "nlp", "gpus": 1, **fields}
     with open(LOGS[log], "rb") as stream:
         job = ingest.receive_job(parse_job(data), stream).job
-    ingest.analyse(job.pk)
+    analysis.analyse(job.pk)
 
 
 @pytest.mark.django_db
@@ -46,7 +46,7 @@ def test_incremental_rollups_equal_a_rebuild_after_a_realistic_sequence(log_dir)
     assert len(rebuilt["triage_dailyjobrollup"]) == 5  # five jobs, five (day, team, platform) keys
 
     # Re-analysis of the same job: same signature, different cost (a third attempt).
-    ingest.analyse(Job.objects.get(external_id="a3").pk)
+    analysis.analyse(Job.objects.get(external_id="a3").pk)
     reingest("a3", "argparse", gpus=2, started_at="2026-11-19T08:00:00Z", ended_at="2026-11-19T09:30:00Z")
     # The same job sent again with another log and team: its failure moves to another signature.
     reingest("a4", "missing", team="vision", gpus=2, started_at="2026-11-10T08:00:00Z",
@@ -109,7 +109,7 @@ def test_concurrent_analyses_judgments_and_overrides_lose_no_update(log_dir):
     jobs = [Job.objects.create(platform="slurm", external_id=f"c{i}", status="failed", team="nlp", gpus=2,
                                exit_code=1, started_at="2026-11-17T08:00:00Z", ended_at="2026-11-17T10:00:00Z")
             for i in range(13)]
-    first = ingest.analyse(jobs[0].pk)
+    first = analysis.analyse(jobs[0].pk)
     signature = first.signature
     barrier = threading.Barrier(5)
     errors = []
@@ -126,7 +126,7 @@ def test_concurrent_analyses_judgments_and_overrides_lose_no_update(log_dir):
         return threading.Thread(target=run)
 
     def analyse(chunk):
-        return lambda: [ingest.analyse(job.pk) for job in chunk]
+        return lambda: [analysis.analyse(job.pk) for job in chunk]
 
     threads = [in_thread(analyse(jobs[1 + i::3])) for i in range(3)]
     threads.append(in_thread(lambda: services.judge(signature, engineer, category="cpu_oom",

@@ -8,7 +8,8 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.urls import reverse
 
-from jobs_ingest import search_index, services as ingest
+from jobs_ingest import failures as analysis, services as ingest
+from jobs_ingest.search import index as search_index
 from jobs_ingest.jobspec import parse_job
 from jobs_ingest.models import Failure, Job, Signature
 from triage import services
@@ -35,7 +36,7 @@ def make_job(external_id, log="oom-node7.log", **fields):
             "ended_at": "2026-11-16T09:00:00Z", **fields}
     with open(LOGS / log, "rb") as stream:
         job = ingest.receive_job(parse_job(data), stream if log else None).job
-    ingest.analyse(job.pk)
+    analysis.analyse(job.pk)
     return Job.objects.get(pk=job.pk)
 
 
@@ -187,7 +188,7 @@ def test_html_in_logs_names_notes_and_diffs_is_escaped(client, engineer, log_dir
     payload = "<script>alert(1)</script>"
     data = {"platform": "k8s", "external_id": "x", "status": "failed", "name": payload}
     job = ingest.receive_job(parse_job(data), io.BytesIO(f"KeyError: '{payload}'\n".encode())).job
-    ingest.analyse(job.pk)
+    analysis.analyse(job.pk)
     signature = Failure.objects.get(job=job).signature
     services.judge(signature, engineer, notes=payload,
                    fix_diff=f"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-{payload}\n+ok\n")
