@@ -1,6 +1,6 @@
 """The weekly failure report (per ISO week, for the organisation or one team), built from querysets into
-plain dataclasses that both the page (triage/views_reports.py) and the email (weekly_report command and
-the Celery beat task) render. Every number is an aggregate computed in PostgreSQL, from the daily
+plain dataclasses that both the page (triage/views_reports.py) and the email (triage/report_email.py)
+render. Every number is an aggregate computed in PostgreSQL, from the daily
 rollups of triage/rollups.py (a week is whole days).
 """
 from __future__ import annotations
@@ -18,7 +18,6 @@ from triage import effective, rollups
 from triage.analytics import sources
 from triage.analytics.charts import CHARTS, retry_waste, weekly_trend
 from triage.analytics.filters import ChartFilters
-from triage.analytics.figures import BLUE, ORANGE, RED
 from triage.analytics.sources import HOUR, PercentileCont
 from triage.models import JudgmentEvent, SignatureTriage
 
@@ -339,118 +338,3 @@ def csv_rows(report: Report) -> tuple[list[str], list[list]]:
 
 def _r(value):
     return "" if value is None else round(value, 2)
-
-
-# ---------------------------------------------------------------------------------------------- email
-EMAIL_CHARTS = ("trend", "category", "stage", "retry", "team")
-
-
-@dataclass
-class EmailBar:
-    label: str
-    failures: int
-    gpu_hours: float
-    failures_width: int  # percent of the widest bar of its column, for a CSS width
-    gpu_width: int
-    color: str = BLUE
-    link: str = ""
-
-
-def email_charts(report: Report, base_url: str = "") -> list[dict]:
-    """The report's charts as rows of bars an email client can draw (table cells with a percent width):
-    mail clients run no JavaScript and often block images."""
-    out = []
-    for chart in report.charts:
-        if chart.name not in EMAIL_CHARTS or chart.is_empty:
-            continue
-        rows = chart.rows[:12]
-        top_n = max((r.failures for r in rows), default=0) or 1
-        top_gpu = max((r.gpu_hours for r in rows), default=0) or 1
-        bars = [EmailBar(r.label if len(r.label) <= 48 else r.label[:46] + "…", r.failures, r.gpu_hours,
-                         round(100 * r.failures / top_n), round(100 * r.gpu_hours / top_gpu),
-                         RED if r.extra.get("cannot_help") else BLUE,
-                         base_url + r.link if r.link.startswith("/") else r.link)
-                for r in rows]
-        count_label = "Retry attempts" if chart.kind == "retry" else "Failed jobs"
-        out.append({"title": chart.title, "caption": chart.caption, "bars": bars, "count_label": count_label,
-                    "more": len(chart.rows) - len(rows)})
-    return out
-
-
-def render_email(report: Report, base_url: str | None = None) -> tuple[str, str, str]:
-    """(subject, plain text, HTML) of a report's email. Links are absolute (JOBTRIAGE_BASE_URL)."""
-    from django.conf import settings
-    from django.template.loader import render_to_string
-    from django.urls import reverse
-
-    base_url = (base_url if base_url is not None else settings.JOBTRIAGE_BASE_URL).rstrip("/")
-    path = (reverse("weekly-report-team", args=[str(report.week), report.team]) if report.team
-            else reverse("weekly-report", args=[str(report.week)]))
-    t = report.totals
-    subject = (f"Failed jobs {report.week}{' · ' + report.team if report.team else ''}: {t.failed_jobs} failures, "
-               f"{t.gpu_hours:,.0f} GPU hours wasted")
-    context = {"report": report, "base_url": base_url, "page_url": base_url + path, "subject": subject,
-               "email_charts": email_charts(report, base_url), "orange": ORANGE}
-    return (subject, render_to_string("email/weekly_report.txt", context),
-            render_to_string("email/weekly_report.html", context))
-
-
-def recipients(team_name: str) -> list[str]:
-    from triage.models import Team
-    team = Team.objects.filter(name=team_name).first()
-    if team is None:
-        return []
-    return sorted({u.email for u in team.members.filter(is_active=True) if u.email})
-
-
-def _claim(week: Week, team: str) -> bool:
-    """True the first time (week, team) is claimed: a Redis SET NX on the Celery broker, so that a task
-    delivered twice does not email twice. Without Redis it answers True (better twice than never)."""
-    try:
-        from jobtriage.celery import app
-        with app.connection_for_write() as connection:
-            client = connection.default_channel.client
-            return bool(client.set(f"jobtriage:weekly-report:{week}:{team}", "1", nx=True, ex=60 * 24 * 3600))
-    except Exception:  # noqa: BLE001 -- any broker problem: send rather than lose the report
-        return True
-
-
-def send_team_reports(week: Week | None = None, team: str | None = None, *, dry_run: bool = False,
-                      once: bool = False, out=None) -> str:
-    """Render and send each team's report (one team with `team`). Teams come from triage.Team; a team
-    with no failures in the week, or without member emails, gets no email. Returns a one-line summary."""
-    from django.core.mail import EmailMultiAlternatives
-    from django.utils import timezone
-
-    from triage.models import Team
-
-    week = week or last_complete_week(timezone.now().date())
-    names = [team] if team else list(Team.objects.order_by("name").values_list("name", flat=True))
-    sent = skipped_empty = skipped_nobody = 0
-    for name in names:
-        report = build(week, name)  # with its charts: the email draws them as bars
-        if not report.has_failures:
-            skipped_empty += 1
-            if out:
-                out.write(f"{week} {name}: no failures, no email\n")
-            continue
-        to = recipients(name)
-        subject, text, html = render_email(report)
-        if dry_run:
-            out and out.write(f"--- {week} {name} → {', '.join(to) or '(no recipients)'}\nSubject: {subject}\n\n{text}\n")
-            continue
-        if not to:
-            skipped_nobody += 1
-            out and out.write(f"{week} {name}: no member with an email address, not sent\n")
-            continue
-        if once and not _claim(week, name):
-            out and out.write(f"{week} {name}: already sent\n")
-            continue
-        message = EmailMultiAlternatives(subject, text, to=to)
-        message.attach_alternative(html, "text/html")
-        message.send()
-        sent += 1
-        out and out.write(f"{week} {name}: sent to {len(to)} recipient(s)\n")
-    verb = "rendered" if dry_run else "sent"
-    return (f"{week}: {sent if not dry_run else len(names) - skipped_empty} report(s) {verb}, "
-            f"{skipped_empty} team(s) without failures, {skipped_nobody} without recipients")

@@ -30,8 +30,8 @@ def send_weekly_reports(week: str | None = None) -> str:
     was already sent for that week is skipped, so a redelivered task does not send twice."""
     import logging
 
-    from triage import reports
+    from triage import report_email, reports
     log = logging.getLogger("triage.reports")
-    summary = reports.send_team_reports(reports.Week.parse(week) if week else None, once=True)
+    summary = report_email.send_team_reports(reports.Week.parse(week) if week else None, once=True)
     log.info("weekly reports: %s", summary)
     return summary

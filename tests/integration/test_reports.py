@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from jobs_ingest.models import Signature
-from triage import reports, services
+from triage import report_email, reports, services
 from triage.models import Team
 from triage.roles import ENGINEERS, MANAGERS
 
@@ -169,11 +169,11 @@ def test_email_html_draws_the_charts_as_bars_without_script_or_images(dataset, s
     assert "GPU hours spent on retries" in html and "Last 8 weeks" in html and "Failure categories" in html
     # vision in W47: gpu_oom 32 GPU h (the widest bar) and path_not_found 12 GPU h, one failure each.
     report = reports.build(W47, "vision")
-    bars = {b.label: b for c in reports.email_charts(report) if c["title"] == "Failure categories" for b in c["bars"]}
+    bars = {b.label: b for c in report_email.email_charts(report) if c["title"] == "Failure categories" for b in c["bars"]}
     assert (bars["GPU Out of Memory"].gpu_width, bars["Path Not Found"].gpu_width) == (100, 38)
     assert (bars["GPU Out of Memory"].failures_width, bars["Path Not Found"].failures_width) == (100, 100)
     assert 'width="38%"' in html
-    retry = {b.label: b for c in reports.email_charts(report) if c["count_label"] == "Retry attempts" for b in c["bars"]}
+    retry = {b.label: b for c in report_email.email_charts(report) if c["count_label"] == "Retry attempts" for b in c["bars"]}
     assert retry["Path Not Found"].color == "#d92d20" and retry["GPU Out of Memory"].color == "#2855d8"  # red: cannot help
     assert "https://jobtriage.example/?state=all" in html  # bars link to the queue, absolute
     assert "Top signatures by GPU hours" in text and "https://jobtriage.example/reports/2026-W47/vision/" in text
@@ -201,7 +201,7 @@ def test_regressed_signatures_in_the_weekly_report(dataset, django_user_model, l
     assert [(s.signature_id, s.failures, s.gpu_hours) for s in report.regressed] == [(missing.pk, 2, 16.0)]
     assert reports.build(W47, "nlp").regressed == []  # not this team's failure
     assert reports.build(W47.previous()).regressed == []  # regressed this week, not the week before
-    subject, text, html = reports.render_email(report, "https://jobtriage.example")
+    subject, text, html = report_email.render_email(report, "https://jobtriage.example")
     assert "Regressed signatures: 1" in text and f"/signatures/{missing.pk}/" in html
     rows = reports.csv_rows(report)[1]
     assert ["regressed_signatures", missing.pk, report.regressed[0].message, "failures", 2] in rows

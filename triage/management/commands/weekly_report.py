@@ -8,7 +8,7 @@ no email. --dry-run prints each email's plain-text part instead of sending it.
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from triage import reports
+from triage import report_email, reports
 
 
 class Command(BaseCommand):
@@ -24,5 +24,5 @@ class Command(BaseCommand):
             parsed = reports.Week.parse(week) if week else reports.last_complete_week(timezone.now().date())
         except ValueError as exc:
             raise CommandError(str(exc))
-        summary = reports.send_team_reports(parsed, team, dry_run=dry_run, out=self.stdout)
+        summary = report_email.send_team_reports(parsed, team, dry_run=dry_run, out=self.stdout)
         self.stdout.write(summary)
