@@ -112,8 +112,8 @@ def enqueue_analysis(job_id: int) -> None:
         log.warning("job %s stored but not queued (broker unavailable: %s); requeue_pending will retry", job_id, exc)
 
 
-# Moved by issue #13; still importable here only until their last importers outside this package
-# (triage, tests the SEARCH helper does not own) switch to the new homes. Delete then.
-from jobs_ingest.failures import analyse  # noqa: E402,F401  -> jobs_ingest.failures
-from jobs_ingest.search.sync import es_client, index_failures, index_signatures  # noqa: E402,F401
-from jobs_ingest.search.tasks import enqueue_indexing  # noqa: E402,F401
+
+# Moved by issue #13; importable here only until the last tests that call them through services switch
+# (tests/integration/test_token_scope.py, test_hostile_input.py, tests/browser/*, tests/sqlite/*). Delete then.
+from jobs_ingest.failures import analyse  # noqa: E402,F401
+from jobs_ingest.search.sync import index_failures  # noqa: E402,F401
