@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Evaluate similar-failure search (jobs_ingest.similar) on real failures grouped by signature.
+"""Evaluate similar-failure search (jobs_ingest.search.similar) on real failures grouped by signature.
 
 Every record of the grouped dev sets is analysed with the pure core (analyse_log with its exit code, as
 ingestion does) and indexed as one failure document into a temporary index prefix on the live
