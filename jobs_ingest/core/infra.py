@@ -84,7 +84,8 @@ MAX_LINE_CHARS = 2000
 # 94/95 contained/uncontained ECC error, 119/120 GSP timeout/error, 140 unrecovered ECC error.
 # 13, 31 and 43 (graphics exception, page fault, stopped processing) are usually the application's own
 # fault (an out-of-range index shows as Xid 43 beside a device-side assert); other Xids decide nothing.
-HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140})
+# 144-150 are the NVLink fabric errors (SAW, RLW, TLW, TREX, NVLPW_CTRL, NETIR, MSE) of newer GPUs.
+HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, *range(144, 151)})
 APPLICATION_XIDS = frozenset({13, 31, 43, 45})
 # "NVRM: Xid (PCI:0000:3b:00): 79, pid=...", "Xid=79", "XID error 79", "Xid 79".
 _XID = re.compile(r"\bXid\b(?:\s*\([^)]{0,40}\))?\s*[:=]?\s*(?:errors?\s*[:=]?\s*)?(\d{1,3})\b", re.I)
@@ -104,13 +105,23 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(
     # unresponsive" (reason NodeLost) and the kubelet eviction manager "The node was low on resource: %v".
     ("infra.slurm_node_failure", "node_lost", 0.95, r"DUE TO NODE FAIL(?:URE)?\b|\bNode failure on \S+"),
     ("infra.k8s_node_lost", "node_lost", 0.9, r"which was running pod \S+ is unresponsive|\bNodeLost\b"),
-    ("infra.k8s_node_pressure_eviction", "node_lost", 0.85, r"The node was low on resource:"),
+    ("infra.k8s_node_pressure_eviction", "node_lost", 0.85,
+     r"The node was low on resource:|The node had condition: \[\w*Pressure\]"),
+    # PBS/Torque server: "job preempted (node failure)", "Server could not connect to MOM"; Ray's
+    # ActorDiedError "The actor died because its node has died" and its GCS health check "has been
+    # marked dead because the detector has missed too many heartbeats"; slurmstepd "STEPD TERMINATED
+    # ... DUE TO JOB NOT ENDING WITH SIGNALS", after which Slurm drains the node ("Kill task failed").
+    ("infra.pbs_node_failure", "node_lost", 0.85, r"preempted \(node failure\)|could not connect to MOM\b"),
+    ("infra.ray_node_died", "node_lost", 0.85,
+     r"died because its node has died|marked dead because the detector has missed too many heartbeats"),
+    ("infra.slurm_kill_task_failed", "node_lost", 0.7, r"DUE TO JOB NOT ENDING WITH SIGNALS|Kill task failed"),
     # Slurm "... DUE TO PREEMPTION ***"; GCE "Instance was preempted"; AWS spot interruption notice;
     # Kubernetes graceful node shutdown "Pod was terminated in response to imminent node shutdown".
     ("infra.slurm_preemption", "preempted", 0.95, r"DUE TO PREEMPTION\b"),
     ("infra.spot_reclaimed", "preempted", 0.85,
      r"instance (?:was|has been) preempted|spot instance (?:interruption|termination)|spot.{0,20}reclaim"
      r"|terminated in response to imminent node shutdown"),
+    ("infra.ray_node_preempted", "preempted", 0.9, r"\bnode was preempted\b"),  # Ray's death cause
     # errno texts (glibc strerror); the Linux NFS client's "nfs: server %s not responding";
     # botocore.exceptions ReadTimeoutError "Read timeout on endpoint URL", ConnectTimeoutError,
     # EndpointConnectionError "Could not connect to the endpoint URL"; S3 throttling/5xx codes; gcsfs.retry.
@@ -141,6 +152,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(
     ("infra.nccl_system_error", "collective_communication", 0.72, r"\bncclSystemError\b|unhandled system error"),
     ("infra.nccl_internal_error", "collective_communication", 0.65,
      r"\bncclInternalError\b|internal error - please report this issue to the NCCL developers"),
+    # NCCL's socket layer (misc/socket.cc, include/socket.h): failed system calls and closed peers.
+    ("infra.nccl_socket_error", "collective_communication", 0.6,
+     r"NCCL WARN.{0,80}(?:Call to \w+ failed|socketProgress|Socket recv failed|socketStartConnect"
+     r"|Connection closed by remote peer)"),
     # PyTorch c10d TCPStore/socket.cpp and torch.distributed.elastic rendezvous texts.
     ("infra.c10d_store_timeout", "network_rendezvous", 0.85,
      r"DistStoreError: Timed out|\bSocket Timeout\b|client socket has timed out|Wait timeout after \d+ ?ms"
@@ -149,10 +164,15 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(
      r"RendezvousTimeoutError|RendezvousConnectionError|connection to the C10d store has failed"),
     ("infra.c10d_connect_failed", "network_rendezvous", 0.7,
      r"client socket has failed to connect|\bconnect\(\) to \S+ failed"),
+    # c10d ProcessGroupGloo monitoredBarrier and the elastic agent's exit barrier (a TCPStore wait).
+    ("infra.monitored_barrier_peer_error", "network_rendezvous", 0.6,
+     r"received errors while waiting for send/recv from rank"),
+    ("infra.elastic_exit_barrier", "network_rendezvous", 0.6, r"Error waiting on exit barrier"),
     ("infra.connection_reset", "network_rendezvous", 0.7,
      r"Connection reset by peer|Connection closed by (?:remote )?peer|\bConnectionResetError\b"),
 ]]
-_PRIORITY = ["gpu_hardware", "node_lost", "preempted", "storage", "collective_communication", "network_rendezvous"]
+# A preemption is a deliberate reclaim that explains a node's death, so it outranks node_lost.
+_PRIORITY = ["gpu_hardware", "preempted", "node_lost", "storage", "collective_communication", "network_rendezvous"]
 # Consequences of another rank's crash as often as causes: a program failure in the tail outranks them.
 _ECHO_PRONE = {"collective_communication", "network_rendezvous"}
 
@@ -160,7 +180,9 @@ _ECHO_PRONE = {"collective_communication", "network_rendezvous"}
 # is far cheaper than regexes, so most failed jobs' tails cost one lower() and these `in` tests.
 _KEYWORDS = (
     "xid", "fallen off", "gpu is lost", "ecc", "double", "(dbe)", "uncorrectable memory", "nvlink", "remap",
-    "node fail", "is unresponsive", "nodelost", "low on resource", "preempt", "spot", "imminent node shutdown",
+    "node fail", "is unresponsive", "nodelost", "low on resource", "the node had condition", "connect to mom",
+    "its node has died", "marked dead", "not ending with signals", "kill task failed", "nccl warn",
+    "received errors while waiting", "exit barrier", "preempt", "spot", "imminent node shutdown",
     "stale", "errno 116", "estale", "no space left", "errno 28", "enospc", "errno 5]", "input/output error", "eio",
     "nfs: server", "endpoint url", "botocore.exceptions", ") when calling the ", "gcsfs.retry", "amazonaws.com",
     "storage.googleapis.com", "blob.core.windows.net", "watchdog", "before timing out", "failed or timed out",
@@ -175,7 +197,7 @@ _KEYWORDS = (
 # Look-alikes: the job's own faults that share words with infrastructure failures (see the docs).
 _LOOKALIKES = re.compile(
     r"device-side assert|Default process group has not been initialized|environment variable \w+ expected, but not set"
-    r"|CUDA out of memory|CUDA error: out of memory|OutOfMemoryError|\bncclInvalidUsage\b|\bncclInvalidArgument\b"
+    r"|CUDA out of memory|CUDA error: out of memory|OutOfMemoryError|Cuda failure '?out of memory|Failed to CUDA calloc|\bncclInvalidUsage\b|\bncclInvalidArgument\b"
     r"|invalid (?:usage|argument) \(run with NCCL_DEBUG=WARN|mismatch between collectives|oom[-_ ]kill|OOMKilled"
     r"|Out of memory: Kill|Memory cgroup out of memory|^\s*Killed\s*$|insufficient shared memory|/dev/shm"
     r"|Error while creating shared memory segment", re.I | re.M)

@@ -91,15 +91,21 @@ _HOST = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})*"
 _NAMED = [re.compile(p) for p in [
     r"(?:^|[\s\]>|])(" + _HOST + r"):\d+:\d+ \[\d+\] (?:\S+ )?NCCL\b",
     r"\b(?:peer|from|to) (" + _HOST + r")<\d+>",
-    r"\*\*\* (?:JOB|STEP) [\d.+_]+ ON (" + _HOST + r") CANCELLED",
+    r"\*\*\* (?:JOB|STEP) [\w.+]+ (?:STEPD TERMINATED )?ON (" + _HOST + r") (?:CANCELLED|AT)\b",
     r"srun: error: (" + _HOST + r"): tasks? [\d,-]+:",
     r"\b[Nn]ode failure on (" + _HOST + r")",
     r"^\s*(?:\[\w+\]:)?\s*host\s*:\s*(" + _HOST + r")\s*$",
     r"\((" + _HOST + r"), \d{1,5}\)",
     r"\[(" + _HOST + r"|[0-9A-Fa-f:.]+)\]:\d{1,5}\b",
     r"\bNode (" + _HOST + r") which was running pod",
+    # torch.distributed.elastic names a rendezvous participant "hostname_pid_localid".
+    r"\bThe node '(" + _HOST + r")_\d+_\d+'",
     r"^\w{3} +\d{1,2} \d\d:\d\d:\d\d (" + _HOST + r") kernel:",
 ]]
+# Where a scheduler records the nodes it gave the job, on any line: slurmctld "Allocate JobId=n
+# NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n".
+_ASSIGNED = re.compile(r"\bNodeList=(\S+)|\bExec[ _]host\s*[:=]\s*(" + _HOST + r")/|\bnodeName:\s*\"?(" + _HOST + r")",
+                       re.I)
 # "[node12]": a bracketed bare name with a digit, but not the prefixes launchers put on lines.
 _BRACKETED = re.compile(r"\[([A-Za-z][A-Za-z0-9-]*\d[A-Za-z0-9-]*)\]")
 _NOT_BRACKET_HOST = re.compile(r"(?i)^(?:rank|default|local_?rank|cuda|dev|device|pid|tid|e|w|i|v|"
@@ -111,7 +117,7 @@ _MAC = re.compile(r"^(?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$")
 # Lines that report a failure; an INFO line naming every rank's host would accuse every node.
 _FAILURE_LINE = re.compile(
     r"error|fail|warn|timed? ?out|cancel|xid|abort|lost|refused|reset|closed|not responding|exception|"
-    r"killed|unresponsive|NCCL WARN|got completion|^\s*(?:\[\w+\]:)?\s*host\s*:", re.I)
+    r"killed|terminat|unresponsive|NCCL WARN|got completion|^\s*(?:\[\w+\]:)?\s*host\s*:", re.I)
 _NOT_HOSTS = {"localhost", "localhost.localdomain", "none", "null", "unknown", "nan"}
 
 
@@ -123,12 +129,26 @@ def hosts_in(lines: list[str]) -> list[str]:
     """
     found: list[str] = []
     for line in lines:
-        if not _FAILURE_LINE.search(line):
-            continue
-        for host in _hosts_of_line(line):
+        hosts = _assigned_hosts(line) if "node" in line.lower() or "host" in line.lower() else []
+        if _FAILURE_LINE.search(line):
+            hosts += _hosts_of_line(line)
+        for host in hosts:
             if host not in found:
                 found.append(host)
     return found
+
+
+def _assigned_hosts(line: str) -> list[str]:
+    hosts: list[str] = []
+    for m in _ASSIGNED.finditer(line):
+        if m.group(1):
+            try:
+                hosts += expand_nodelist(m.group(1).strip(",;"), limit=1024)
+            except ValueError:
+                continue  # a garbled list names no node we could trust
+        else:
+            hosts.append(m.group(2) or m.group(3))
+    return [h for h in (_clean(h) for h in hosts) if h and h.lower() not in ("(null)", "none")]
 
 
 def _hosts_of_line(line: str) -> list[str]:

@@ -207,11 +207,67 @@ def test_detector_is_cheap_on_long_noisy_tails():
 
 # --- Real fixtures (tests/fixtures/infra) -------------------------------------------------------------
 
-@pytest.mark.parametrize("case", _cases("dev"), ids=lambda c: c["file"])
+# Dev cases the detector gets wrong, each for a reason no framework message can settle; listed so the
+# rest stay asserted and a fix shows up as an unexpected pass (strict xfail).
+KNOWN_DEV_MISSES = {
+    "node_loss/arjuna-137-job-killed-on-c014.log":
+        "slurmctld says only WTERMSIG 9; the node was blamed by the admins in the thread, not by any message",
+    "node_loss/ezpz-238-srun-node-killed.log":
+        "srun 'tasks 4-7: Killed' is a SIGKILL, as an OOM kill or scancel would be; nothing says the node died",
+    "lookalike/pytorch-75512-gloo-isend-not-waited.log":
+        "Gloo 'Connection closed by peer' is the same text whether the peer exited early (user) or the link broke",
+    "lookalike/wespeaker-171-shared-rdzv-broken-pipe.log":
+        "RendezvousConnectionError / Broken pipe from a shared rendezvous; the text cannot show the launch mistake",
+}
+
+
+def _expect(case):
+    reason = KNOWN_DEV_MISSES.get(case["file"])
+    return pytest.param(case, id=case["file"], marks=pytest.mark.xfail(reason=reason, strict=True) if reason else ())
+
+
+@pytest.mark.parametrize("case", [_expect(c) for c in _cases("dev")])
 def test_dev_fixture(case):
     found = _detect_case(case)
     if case["expected_dimension"] == INFRASTRUCTURE:
         assert found is not None, "infrastructure failure not detected"
         assert found.retry_advice.startswith("retry")
+        assert found.category == case["expected_category_hint"]
     else:
         assert found is None, f"look-alike detected as {found.category} by {found.rule}: {found.evidence}"
+
+
+def _heldout_figures():
+    cases = _cases("heldout")
+    infra_cases = [c for c in cases if c["expected_dimension"] == INFRASTRUCTURE]
+    lookalikes = [c for c in cases if c["expected_dimension"] != INFRASTRUCTURE]
+    findings = {c["file"]: _detect_case(c) for c in cases}
+    infra_ok = [c for c in infra_cases if findings[c["file"]] and findings[c["file"]].retry_advice.startswith("retry")]
+    category_ok = [c for c in infra_ok if findings[c["file"]].category == c["expected_category_hint"]]
+    kept = [c for c in lookalikes if findings[c["file"]] is None]
+    from jobs_ingest.core.nodes import hosts_in
+    with_hosts = [c for c in cases if c.get("hosts")]
+    hosts_ok = [c for c in with_hosts if set(c["hosts"]) <= set(hosts_in(_lines(c)))]
+    return {
+        "infrastructure_detected": (len(infra_ok), len(infra_cases)),
+        "infrastructure_right_category": (len(category_ok), len(infra_cases)),
+        "lookalikes_kept_as_program": (len(kept), len(lookalikes)),
+        "cases_with_all_hosts_found": (len(hosts_ok), len(with_hosts)),
+        "misses": sorted([c["file"] for c in infra_cases if c not in infra_ok]
+                         + [c["file"] for c in lookalikes if c not in kept]
+                         + [c["file"] + " (hosts)" for c in with_hosts if c not in hosts_ok]),
+    }
+
+
+@pytest.mark.skipif(not _cases("heldout"), reason="no held-out fixtures")
+def test_heldout_measurement_against_issue_targets():
+    """The held-out slice, measured once and never tuned on: issue #15's targets (>= 90% in the right
+    dimension with retry advice, >= 95% of look-alikes kept, every host found). Figures are printed."""
+    figures = _heldout_figures()
+    print("\nHELD-OUT FIGURES", json.dumps(figures, indent=1))
+    detected, infra_total = figures["infrastructure_detected"]
+    kept, lookalike_total = figures["lookalikes_kept_as_program"]
+    hosts_ok, hosts_total = figures["cases_with_all_hosts_found"]
+    assert detected >= 0.9 * infra_total
+    assert kept >= 0.95 * lookalike_total
+    assert hosts_ok == hosts_total
