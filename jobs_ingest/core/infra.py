@@ -84,8 +84,9 @@ MAX_LINE_CHARS = 2000
 # 94/95 contained/uncontained ECC error, 119/120 GSP timeout/error, 140 unrecovered ECC error.
 # 13, 31 and 43 (graphics exception, page fault, stopped processing) are usually the application's own
 # fault (an out-of-range index shows as Xid 43 beside a device-side assert); other Xids decide nothing.
-# 144-150 are the NVLink fabric errors (SAW, RLW, TLW, TREX, NVLPW_CTRL, NETIR, MSE) of newer GPUs.
-HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, *range(144, 151)})
+# 144-150 are the NVLink fabric errors (SAW, RLW, TLW, TREX, NVLPW_CTRL, NETIR, MSE) of newer GPUs;
+# 154 states the recovery the GPU needs (reset, reboot, power cycle).
+HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, *range(144, 151), 154})
 APPLICATION_XIDS = frozenset({13, 31, 43, 45})
 # "NVRM: Xid (PCI:0000:3b:00): 79, pid=...", "Xid=79", "XID error 79", "Xid 79".
 _XID = re.compile(r"\bXid\b(?:\s*\([^)]{0,40}\))?\s*[:=]?\s*(?:errors?\s*[:=]?\s*)?(\d{1,3})\b", re.I)
@@ -209,9 +210,10 @@ _PROGRAM_EXCEPTION = re.compile(
 _WORKER_PIPE = re.compile(r"multiprocessing[/\\]|resource_sharer|DataLoader worker", re.I)
 # /dev/shm full is a container's shared-memory size, the job's configuration (cpu_oom in the taxonomy).
 _SHM_FILE = re.compile(r"/dev/shm|unable to write to file </torch_|shared memory", re.I)
-# The kubelet evicts first the pods that use more than they requested and says so: "Container %s was
-# using %s, which exceeds its request of %s." Memory beyond the request is the job's own sizing (cpu_oom).
-_OVER_REQUEST = re.compile(r"which exceeds its request of", re.I)
+# The kubelet evicts first the pods that use more than they requested and says so (eviction/helpers.go):
+# "Container %s was using %s, request is %s, has larger consumption of %v." (older kubelets: "..., which
+# exceeds its request of %s."). Memory beyond the request is the job's own sizing (cpu_oom).
+_OVER_REQUEST = re.compile(r"which exceeds its request of|has larger consumption of", re.I)
 
 # Scheduler states (Slurm sacct states; Kubernetes pod reasons and DisruptionTarget condition reasons).
 _STATES: dict[str, tuple[str, str, float]] = {

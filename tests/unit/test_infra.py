@@ -68,6 +68,8 @@ WATCHDOG = ("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective op
     (["RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution"], "gpu_hardware",
      "infra.nvlink_error"),
     (["NVRM: Xid (PCI:0000:07:00): 74, pid=9, NVLink: fatal error detected on link 3"], "gpu_hardware", "infra.xid_74"),
+    (["NVRM: Xid (PCI:0000:dc:00): 45, pid=18, name=python3, Ch 00000001 caused by previous Xid 149"], "gpu_hardware",
+     "infra.xid_149"),
     (["Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system"], "gpu_hardware",
      "infra.gpu_fallen_off_bus"),
     ([WATCHDOG], "collective_communication", "infra.nccl_watchdog_timeout"),
@@ -142,6 +144,8 @@ def test_eviction_of_a_pod_over_its_memory_request_is_the_jobs_own():
     assert detect([message]) is None
     assert detect(["step 3"], scheduler_state="Evicted: " + message) is None
     assert detect([message], scheduler_state="Evicted") is None
+    newer = "The node was low on resource: memory. Container t was using 9Gi, request is 1Gi, has larger consumption of memory."
+    assert detect([newer]) is None
     assert detect(["The node was low on resource: ephemeral-storage."]).category == "node_lost"
 
 
