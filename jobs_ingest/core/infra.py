@@ -130,11 +130,13 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(
     ("infra.disk_full", "storage", 0.9, r"No space left on device|\[Errno 28\]|\bENOSPC\b"),
     ("infra.io_error", "storage", 0.85, r"\[Errno 5\]|Input/output error|\bEIO\b"),
     ("infra.nfs_not_responding", "storage", 0.9, r"\bnfs: server \S+ not responding"),
+    # strerror(ENOTCONN) on a path: the FUSE mount (gcsfuse, s3fs, a Drive mount) behind it has gone away.
+    ("infra.mount_lost", "storage", 0.8, r"Transport endpoint is not connected: ['\"]?/"),
     ("infra.object_store_timeout", "storage", 0.88,
      r"(?:Read|Connect) timeout on endpoint URL|Could not connect to the endpoint URL"
      r"|botocore\.exceptions\.(?:ReadTimeoutError|ConnectTimeoutError|EndpointConnectionError|ConnectionClosedError)"
      r"|\((?:SlowDown|ServiceUnavailable|InternalError|RequestTimeout)\) when calling the \w+ operation"
-     r"|gcsfs\.retry\.HttpError|(?:amazonaws\.com|storage\.googleapis\.com|blob\.core\.windows\.net).{0,120}(?:Read timed out|timed out)"),
+     r"|gcsfs\.retry\.HttpError|azure\.core\.exceptions\.Service(?:Response|Request)Error|(?:amazonaws\.com|storage\.googleapis\.com|blob\.core\.windows\.net).{0,120}(?:Read timed out|timed out)"),
     # NCCL: ncclGetErrorString texts (src/misc/... "remote process exited or there was a network error",
     # "unhandled system error", "internal error - please report this issue to the NCCL developers");
     # net_ib "NET/IB : Got completion from peer %s with error/status"; PyTorch ProcessGroupNCCL watchdog
@@ -164,7 +166,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(
     ("infra.rendezvous_timeout", "network_rendezvous", 0.85,
      r"RendezvousTimeoutError|RendezvousConnectionError|connection to the C10d store has failed"),
     ("infra.c10d_connect_failed", "network_rendezvous", 0.7,
-     r"client socket has failed to connect|\bconnect\(\) to \S+ failed"),
+     r"client socket has failed to connect|\bconnect\(\) to \S+ failed|Gloo connectFullMesh failed"),
     # c10d ProcessGroupGloo monitoredBarrier and the elastic agent's exit barrier (a TCPStore wait).
     ("infra.monitored_barrier_peer_error", "network_rendezvous", 0.6,
      r"received errors while waiting for send/recv from rank"),
@@ -183,7 +185,8 @@ _KEYWORDS = (
     "xid", "fallen off", "gpu is lost", "ecc", "double", "(dbe)", "uncorrectable memory", "nvlink", "remap",
     "node fail", "is unresponsive", "nodelost", "low on resource", "the node had condition", "connect to mom",
     "its node has died", "marked dead", "not ending with signals", "kill task failed", "nccl warn",
-    "received errors while waiting", "exit barrier", "preempt", "spot", "imminent node shutdown",
+    "received errors while waiting", "exit barrier", "transport endpoint is not connected", "azure.core.exceptions",
+    "connectfullmesh", "preempt", "spot", "imminent node shutdown",
     "stale", "errno 116", "estale", "no space left", "errno 28", "enospc", "errno 5]", "input/output error", "eio",
     "nfs: server", "endpoint url", "botocore.exceptions", ") when calling the ", "gcsfs.retry", "amazonaws.com",
     "storage.googleapis.com", "blob.core.windows.net", "watchdog", "before timing out", "failed or timed out",

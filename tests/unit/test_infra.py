@@ -97,6 +97,12 @@ WATCHDOG = ("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective op
     (["OSError: [Errno 28] No space left on device: '/ckpt/step_1000.pt'"], "storage", "infra.disk_full"),
     (["OSError: [Errno 5] Input/output error: '/lustre/x.bin'"], "storage", "infra.io_error"),
     (["kernel: nfs: server filer01 not responding, still trying"], "storage", "infra.nfs_not_responding"),
+    (["OSError: [Errno 107] Transport endpoint is not connected: '/mnt/gcs/shards/00012.tar'"], "storage",
+     "infra.mount_lost"),
+    (["azure.core.exceptions.ServiceResponseError: ('Connection aborted.', TimeoutError('The read operation timed "
+      "out'))"], "storage", "infra.object_store_timeout"),
+    (["RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"],
+     "network_rendezvous", "infra.c10d_connect_failed"),
 ])
 def test_detects_the_public_formats(lines, category, rule):
     found = detect(["step 100 loss 2.31"] + lines)
@@ -193,6 +199,9 @@ def test_node_failure_with_gpu_evidence_names_the_gpu():
                   "ncclSystemError: System call (e.g. socket, malloc) or external library call failed"], id="nccl_shm"),
     pytest.param(["slurmstepd: error: *** JOB 5 ON gpu-node-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"],
                  id="time_limit"),
+    pytest.param(["OSError: [Errno 122] Disk quota exceeded: '/home/u/ckpt.pt'"], id="own_disk_quota"),
+    pytest.param(["RuntimeError: The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in "
+                  "use)."], id="master_port_in_use"),
 ])
 def test_lookalikes_are_not_infrastructure(lines):
     assert detect(["step 100 loss 2.31"] + lines, exit_code=137 if "Killed" in lines else 1) is None
