@@ -1,5 +1,5 @@
 """The weekly failure report (per ISO week, for the organisation or one team), built from querysets into
-plain dataclasses that both the page (triage/views_reports.py) and the email (triage/report_email.py)
+plain dataclasses that both the page (triage/views/reports.py) and the email (triage/report_email.py)
 render. Every number is an aggregate computed in PostgreSQL, from the daily
 rollups of triage/rollups.py (a week is whole days).
 """

@@ -7,10 +7,10 @@ from django.shortcuts import render
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from jobs_ingest.search import logs, similar
-from jobs_ingest.search.query import BadQuery, SearchUnavailable
 from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
 from jobs_ingest.models import Signature
+from jobs_ingest.search import logs, similar
+from jobs_ingest.search.query import BadQuery, SearchUnavailable
 from jobs_ingest.search.sync import es_client
 from triage import effective
 from triage.models import SignatureTriage
