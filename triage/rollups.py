@@ -275,18 +275,6 @@ def _rebuild_rollup_sql(ledger: str, r: Rollup) -> str:
             f"{'WHERE ' + r.where if r.where else ''} GROUP BY {keys}")
 
 
-def snapshot() -> dict[str, set[tuple]]:
-    """Every rollup's rows (keys and rounded values), to compare an incremental state with a rebuild."""
-    out = {}
-    with connection.cursor() as cursor:
-        for table, keys, values in [(r.table, r.keys, [c for c, _ in r.values]) for r in FAILURE_ROLLUPS] + \
-                [(_T["DailyJobRollup"], DailyJobRollup.KEYS, ["jobs", "gpu_seconds"])]:
-            cols = ", ".join(tuple(keys) + tuple(f"ROUND({c}::numeric, 3)" for c in values))
-            cursor.execute(f"SELECT {cols} FROM {table}")
-            out[table] = set(cursor.fetchall())
-    return out
-
-
 # ---------------------------------------------------------------------------------------------- job triggers
 # Deltas per row, so concurrent writers only ever add to a row (atomic upserts). A job adds 1 job when
 # inserted; each attempt adds its GPU time to its job's key; a job whose end day, team or platform

@@ -5,6 +5,7 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from jobs_ingest import failures as analysis, services as ingest
 from jobs_ingest.jobspec import parse_job
@@ -15,8 +16,16 @@ from triage.models import DailyCategoryRollup, DailyJobRollup, DailySignatureRol
 from .test_analytics import LOGS, build_dataset, make_job, user_in
 
 
-def state():
-    return rollups.snapshot()
+def state() -> dict[str, set[tuple]]:
+    """Every rollup's rows (keys and rounded values), to compare an incremental state with a rebuild."""
+    out = {}
+    with connection.cursor() as cursor:
+        for table, keys, values in [(r.table, r.keys, [c for c, _ in r.values]) for r in rollups.FAILURE_ROLLUPS] + \
+                [(DailyJobRollup._meta.db_table, DailyJobRollup.KEYS, ["jobs", "gpu_seconds"])]:
+            cols = ", ".join(tuple(keys) + tuple(f"ROUND({c}::numeric, 3)" for c in values))
+            cursor.execute(f"SELECT {cols} FROM {table}")
+            out[table] = set(cursor.fetchall())
+    return out
 
 
 def assert_equals_rebuild():

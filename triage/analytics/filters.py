@@ -55,10 +55,6 @@ class ChartFilters:
         return {k: v for k, v in values.items() if v}
 
     @property
-    def active(self) -> bool:
-        return bool(self.params())
-
-    @property
     def whole_days(self) -> bool:
         """True when the range starts and ends at UTC midnight, so daily rollups answer it exactly."""
         return all(moment is None or moment.astimezone(dt_timezone.utc).timetz() == time(0, tzinfo=dt_timezone.utc)
