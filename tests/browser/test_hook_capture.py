@@ -7,7 +7,7 @@ import json
 
 from playwright.sync_api import expect
 
-from jobs_ingest import services
+from jobs_ingest import failures, services
 from jobs_ingest.jobspec import parse_job
 
 CAPTURE = {"v": 1, "guard": "nan", "framework": "pytorch", "reason": "loss is NaN", "step": 412, "epoch": 3,
@@ -30,7 +30,7 @@ def ingest(external_id, log, settings, tmp_path):
     settings.JOBTRIAGE_LOG_DIR = tmp_path / "logs"
     spec = parse_job({"platform": "slurm", "external_id": external_id, "status": "failed", "gpus": 2})
     job = services.receive_job(spec, io.BytesIO(log.encode())).job
-    services.analyse(job.pk)  # what the Celery worker runs
+    failures.analyse(job.pk)  # what the Celery worker runs
     return job
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.test import override_settings
 from playwright.sync_api import expect
 
-from jobs_ingest import services as ingest
+from jobs_ingest import failures as analysis, services as ingest
 from jobs_ingest.jobspec import parse_job
 from triage.models import JudgmentEvent, SignatureTriage
 from triage.roles import ENGINEERS, MANAGERS
@@ -34,7 +34,7 @@ def ingest_job(external_id, log=OOM_LOG, **fields):
             "submitter": "alice", "team": "vision", "gpus": 8, "started_at": "2026-11-16T08:00:00Z",
             "ended_at": "2026-11-16T12:00:00Z", **fields}
     job = ingest.receive_job(parse_job(data), io.BytesIO(log)).job
-    ingest.analyse(job.pk)
+    analysis.analyse(job.pk)
     return job
 
 
@@ -127,8 +127,8 @@ def test_search_box_shortcut(logged_in_page):
 def test_search_from_the_header_finds_similar_failures(logged_in_page, tmp_path, settings, es_prefix):
     settings.JOBTRIAGE_LOG_DIR = tmp_path
     failed = ingest_job("9001")
-    from jobs_ingest import services as ingest_services
-    ingest_services.index_failures([failed.failure.pk])
+    from jobs_ingest.search.sync import index_failures
+    index_failures([failed.failure.pk])
     page = logged_in_page("erin", groups=[ENGINEERS])
     page.keyboard.press("/")
     page.keyboard.type("CUDA out of memory. Tried to allocate 1.00 GiB")
