@@ -12,6 +12,7 @@ from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
 from jobs_ingest.jobspec import SUCCESS_STATUSES
 from jobs_ingest.models import Failure, Job, Signature
 from jobs_ingest.search.tasks import enqueue_indexing
+from triage import effective
 from triage.diffs import parse_diff
 from triage.models import FailureOverride, JudgmentEvent, SignatureTriage
 
@@ -52,6 +53,14 @@ def _set_state(triage: SignatureTriage, state: str, user) -> None:
             triage.resolved_at = timezone.now()
 
 
+def _save_judgment(triage: SignatureTriage, user) -> None:
+    """Stamp who judged and when, save, and re-index the signature once the transaction commits."""
+    triage.triaged_at = triage.triaged_at or timezone.now()
+    triage.updated_by = user
+    triage.save()
+    push_signatures_on_commit([triage.signature_id])
+
+
 def judge(signature: Signature, user, **changes) -> SignatureTriage:
     """Confirm or correct the category, set root cause, notes, fix description and diff. Empty
     strings clear a field; absent keys are left alone. A judged new/regressed signature becomes
@@ -82,10 +91,7 @@ def judge(signature: Signature, user, **changes) -> SignatureTriage:
             elif triage.state in (State.NEW, State.REGRESSED):
                 _set_state(triage, State.TRIAGED, user)
         if changed or state:
-            triage.triaged_at = triage.triaged_at or timezone.now()
-            triage.updated_by = user
-            triage.save()
-            push_signatures_on_commit([signature.pk])
+            _save_judgment(triage, user)
     return triage
 
 
@@ -94,7 +100,7 @@ def confirm(signatures: Iterable[Signature], user) -> int:
     count = 0
     for signature in signatures:
         triage = triage_of(signature)
-        category = triage.category or signature.category
+        category = effective.category(None, triage, signature.category)
         move_on = triage.state in (State.NEW, State.REGRESSED)
         if triage.category != category or move_on:
             judge(signature, user, category=category, state=State.TRIAGED if move_on else None)
@@ -115,10 +121,7 @@ def link_fixed_by(signature: Signature, user, job: Job | None) -> SignatureTriag
             _set_state(triage, State.RESOLVED, user)
         elif triage.state == State.RESOLVED and not (triage.fix_diff or triage.fix_description):
             _set_state(triage, State.TRIAGED, user)
-        triage.triaged_at = triage.triaged_at or timezone.now()
-        triage.updated_by = user
-        triage.save()
-        push_signatures_on_commit([signature.pk])
+        _save_judgment(triage, user)
     return triage
 
 
