@@ -257,9 +257,9 @@ def similar_failures(client: Elasticsearch, prefix: str, text: str | bytes, *, f
 
 
 def similar_to_failure(client: Elasticsearch, prefix: str, failure_id, *, filters: dict | None = None,
-                       top: int = 10, include_own_signature: bool = False, stats: bool = True) -> list[Hit]:
+                       top: int = 10, stats: bool = True) -> list[Hit]:
     """The similar-failures panel of a failure page: other signatures like this indexed failure, best
-    first (its own signature too when include_own_signature). [] if the failure is not indexed."""
+    first. [] if the failure is not indexed."""
     try:
         doc = client.get(index=alias_name(prefix), id=str(failure_id), source=SOURCE_FIELDS)
     except NotFoundError:
@@ -274,8 +274,6 @@ def similar_to_failure(client: Elasticsearch, prefix: str, failure_id, *, filter
               s.get("confirmed_category") or s.get("category") or "", cap(s.get("message") or "", MAX_QUERY_CHARS))
     if not WORD.search(p.masked_message + p.exception_type):
         return []
-    if include_own_signature:
-        return search_probe(client, prefix, p, filters=filters, top=top, exclude_ids=[str(failure_id)], stats=stats)
     # Its whole signature is left out, so the failure itself needs no exclusion (which would force
     # the failures index instead of one document per signature).
     return search_probe(client, prefix, p, filters=filters, top=top, exclude_signatures=[s.get("signature_id", "")],

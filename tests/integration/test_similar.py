@@ -151,7 +151,6 @@ def test_similar_to_an_indexed_failure(es, es_prefix, corpus):
     hits = similar.similar_to_failure(es, es_prefix, "1")
     assert hits[0].signature_id == "200"
     assert "100" not in [h.signature_id for h in hits]
-    assert similar.similar_to_failure(es, es_prefix, "1", include_own_signature=True)[0].signature_id == "100"
     assert similar.similar_to_failure(es, es_prefix, "999999") == []
 
 
