@@ -28,5 +28,6 @@ class TriageSearchFields:
 
     def signature_fields(self, signatures: Sequence[Signature]) -> dict[int, dict]:
         """The signature's own judgment."""
-        triages = {t.signature_id: t for t in SignatureTriage.objects.filter(signature_id__in=[s.pk for s in signatures])}
+        triages = {t.signature_id: t for t in
+                   SignatureTriage.objects.filter(signature_id__in=[s.pk for s in signatures])}
         return {s.pk: _judgment(None, triages.get(s.pk)) for s in signatures}

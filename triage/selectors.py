@@ -77,7 +77,8 @@ def queue(filters: QueueFilters) -> QuerySet:
     if filters.category:
         qs = qs.filter(effective.signature_category_q([filters.category]))
     if filters.dimension:
-        qs = qs.filter(effective.signature_category_q([c.id for c in CATEGORIES.values() if c.dimension == filters.dimension]))
+        in_dimension = [c.id for c in CATEGORIES.values() if c.dimension == filters.dimension]
+        qs = qs.filter(effective.signature_category_q(in_dimension))
     job_filters = {f"job__{name}": getattr(filters, name) for name in ("submitter", "platform")
                    if getattr(filters, name)}
     if filters.team:

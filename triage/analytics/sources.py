@@ -82,8 +82,8 @@ class RawSource:
     """GROUP BY over the failure and job tables (joined to the override and judgment for the effective
     labels). Exact for any time range; its cost grows with the number of failures."""
     name = "raw"
-    KEYS = {"category": effective.category_expression(), "root_cause": effective.root_cause_expression(), "stage": F("stage"),
-            "team": F("job__team"), "platform": F("job__platform"), "submitter": F("job__submitter")}
+    KEYS = {"category": effective.category_expression(), "root_cause": effective.root_cause_expression(),
+            "stage": F("stage"), "team": F("job__team"), "platform": F("job__platform"), "submitter": F("job__submitter")}
 
     def grouped(self, filters: ChartFilters, key: str) -> list[tuple[str, int, float]]:
         rows = (failures(filters).annotate(_key=self.KEYS[key]).values("_key")
