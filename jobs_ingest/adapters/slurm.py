@@ -3,14 +3,21 @@
 Two inputs, one result:
 - `sacct --json` (Slurm 21.08+). The schema changed across versions: 21.08/22.05 (data_parser
   v0.0.37/38) give plain numbers and `state.current` as a string; 23.02+ (v0.0.39+) wrap numbers as
-  `{"set", "infinite", "number"}` and give state/exit status as lists. Both are read.
+  `{"set", "infinite", "number"}` and give state/exit status as lists. Both are read. The Slurm
+  version is read from `meta`: before 23.02 the JSON reports every exit that is not a signal as
+  `SUCCESS` / 0 (seen on a real 22.05.8), so those exit codes are stored as unknown, never as 0.
 - `sacct --parsable2` (`-P`): `|`-separated with a header line, any column order, e.g.
-  `sacct -a -X -D -P --format=JobID,JobIDRaw,JobName,User,Account,Partition,State,ExitCode,Submit,Start,End,AllocTRES,ReqTRES,Restarts,NodeList`.
+  `sacct -a -X -D -P --format=JobID,JobIDRaw,JobName,User,UID,Account,Partition,State,ExitCode,Submit,Start,End,AllocTRES,ReqTRES,NodeList,WorkDir,SubmitLine`
+  (every field exists from 22.05 on; `Restarts` does not exist in 22.05 and is read when present).
 
 One record per job allocation (`-X`); step rows (`123.batch`, `123.0`) are ignored. With
 `--duplicates` (`-D`) sacct prints every requeued incarnation of a job: they become its attempts.
 Array tasks (`123_4`) are jobs of their own. Pending and running jobs are skipped (not finished).
 Times in `--parsable2` are the cluster's local time: run sacct with `TZ=UTC`.
+A signalled run has no exit code (`0:9` is stored as exit code unknown, signal 9) in both formats.
+`keep_known_facts` merges a new report of a job into what is already stored, so that re-ingesting
+never flips what was known (slurmctld restarts rewrite recently finished jobs) and never drops
+attempts a report without `-D` does not show.
 """
 from __future__ import annotations
 
@@ -22,6 +29,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..core.paths import OutsideRoot, resolve_inside
+from ..jobspec import parse_time
 from . import Adapted, Rejected, Skipped
 
 PLATFORM = "slurm"
@@ -45,6 +54,8 @@ LOG_SUFFIXES = (".out", ".log", ".err")   # the order logs are joined in: stderr
 _LOG_NAME = re.compile(r"^(?:.*?[-_.])?(?P<id>\d+(?:_\d+)?)\.(?:out|err|log)$")
 _GPU_TRES = re.compile(r"^gres/gpu(?::(?P<type>[^=]+))?$")
 _UNKNOWN_TIMES = {"", "unknown", "none", "n/a", "0"}
+# Before this version `sacct --json` reports every non-signal exit as SUCCESS / return_code 0.
+JSON_EXIT_CODES_FROM = (23, 2)
 
 
 class SlurmRecordError(ValueError):
@@ -65,7 +76,9 @@ def parse_state(text: str) -> tuple[str, str]:
 
 def parse_exit_code(text: str) -> tuple[int | None, str]:
     """sacct ExitCode 'return:signal' -> (return code, signal number as text or '').
-    '0:9' is a process killed by signal 9 (often the OOM killer); '1:0' a plain exit 1."""
+    '1:0' is a plain exit 1. '0:9' is a process killed by signal 9 (often the OOM killer): it has no
+    exit code, so (None, '9'), as `sacct --json` says it. A second part above 64 is not a signal but a
+    Slurm marker (0:125 on OUT_OF_MEMORY, 0:53 on some cancels): (None, '')."""
     text = (text or "").strip()
     if not text:
         return None, ""
@@ -73,8 +86,9 @@ def parse_exit_code(text: str) -> tuple[int | None, str]:
     if not match:
         raise SlurmRecordError(f"ExitCode '{text}' is not 'return:signal'")
     code, signal = int(match.group(1)), int(match.group(2) or 0)
-    # Above 64 is not a signal but a Slurm marker (0:125 on OUT_OF_MEMORY, 0:53 on some cancels).
-    return code, str(signal) if 0 < signal <= 64 else ""
+    if signal:
+        return None, str(signal) if signal <= 64 else ""
+    return code, ""
 
 
 def gpus_from_tres(text: str) -> int | None:
@@ -166,8 +180,10 @@ class _Run:
     user: str = ""
     account: str = ""
     partition: str = ""
-    cancelled_by: str = ""
+    cancelled_by: str = ""        # a user name
+    cancelled_by_uid: str = ""    # what `CANCELLED by <uid>` printed
     exit_code: int | None = None
+    exit_code_unknown: str = ""   # why there is no exit code when the source had one to give
     signal: str = ""
     submit: str | None = None
     start: str | None = None
@@ -181,6 +197,26 @@ class _Run:
 
 def _is_step(job_id: str) -> bool:
     return "." in job_id
+
+
+def _rejoin_submit_line(cells: list[str], header: list[str]) -> list[str]:
+    """SubmitLine is printed as typed, `|` included (`sbatch --wrap "a | b"`): put its pieces back
+    together when a row has more fields than the header. Any other surplus stays an error."""
+    surplus = len(cells) - len(header)
+    if surplus <= 0 or "SubmitLine" not in header:
+        return cells
+    at = header.index("SubmitLine")
+    return cells[:at] + ["|".join(cells[at:at + surplus + 1])] + cells[at + surplus + 1:]
+
+
+def _cancelled_by(by: str, row_user: str, row_uid: str) -> tuple[str, str]:
+    """(user name, uid) of who cancelled, from `CANCELLED by <uid>`: the name is known when the uid
+    is the job's own (the UID column) or 0 (root). --json gives the name (`kill_request_user`)."""
+    if not by.isdigit():
+        return by, ""
+    if by == "0":
+        return "root", by
+    return (row_user if row_uid and by == row_uid else ""), by
 
 
 def runs_from_parsable2(lines: Iterable[str]) -> Iterator[_Run | Rejected]:
@@ -200,6 +236,7 @@ def runs_from_parsable2(lines: Iterable[str]) -> Iterator[_Run | Rejected]:
                 return
             continue
         where = f"sacct line {number}"
+        cells = _rejoin_submit_line(cells, header)
         if len(cells) != len(header):
             yield Rejected(where, f"has {len(cells)} fields, the header has {len(header)}")
             continue
@@ -219,16 +256,37 @@ def runs_from_parsable2(lines: Iterable[str]) -> Iterator[_Run | Rejected]:
             if gpus is None:
                 gpus = gpus_from_gres(row.get("AllocGRES", "") or row.get("ReqGRES", ""))
             restarts = row.get("Restarts", "").strip()
+            user = row.get("User", "").strip()
+            cancelled_by, cancelled_by_uid = _cancelled_by(by, user, row.get("UID", "").strip())
             yield _Run(job_id=job_id, raw_id=row.get("JobIDRaw", "").strip() or job_id,
-                       name=row.get("JobName", "").strip(), user=row.get("User", "").strip(),
+                       name=row.get("JobName", "").strip(), user=user,
                        account=row.get("Account", "").strip(), partition=row.get("Partition", "").strip(),
-                       state=state, cancelled_by=by, exit_code=exit_code, signal=signal,
+                       state=state, cancelled_by=cancelled_by, cancelled_by_uid=cancelled_by_uid,
+                       exit_code=exit_code, signal=signal,
                        submit=parse_sacct_time(row.get("Submit", "")), start=parse_sacct_time(row.get("Start", "")),
                        end=parse_sacct_time(row.get("End", "")), gpus=gpus,
                        restarts=int(restarts) if restarts.isdigit() else 0, nodes=row.get("NodeList", "").strip(),
-                       workdir=row.get("WorkDir", "").strip(), where=f"{where} (job {job_id})")
+                       command=row.get("SubmitLine", "").strip(), workdir=row.get("WorkDir", "").strip(),
+                       where=f"{where} (job {job_id})")
         except SlurmRecordError as exc:
             yield Rejected(f"{where} (job {job_id})", str(exc))
+
+
+def slurm_version(document) -> tuple[tuple[int, int] | None, str]:
+    """((major, minor), release text) of the Slurm that wrote a `sacct --json` document, from its
+    `meta` (`meta.Slurm` before 23.02, `meta.slurm` after; numbers or digit strings); (None, '') if absent."""
+    meta = document.get("meta") if isinstance(document, dict) else None
+    for key in ("slurm", "Slurm"):
+        block = meta.get(key) if isinstance(meta, dict) else None
+        version = block.get("version") if isinstance(block, dict) else None
+        if isinstance(version, dict):
+            try:
+                major, minor = int(version.get("major")), int(version.get("minor"))
+            except (TypeError, ValueError):
+                continue
+            release = str(block.get("release") or f"{major}.{minor:02d}")
+            return (major, minor), release
+    return None, ""
 
 
 def runs_from_json(document) -> Iterator[_Run | Rejected]:
@@ -237,17 +295,38 @@ def runs_from_json(document) -> Iterator[_Run | Rejected]:
     if not isinstance(jobs, list):
         yield Rejected("sacct --json", "has no 'jobs' list: is this `sacct --json` output?")
         return
+    version, release = slurm_version(document)
     for index, job in enumerate(jobs):
         where = f"jobs[{index}]"
         try:
             if not isinstance(job, dict):
                 raise SlurmRecordError("is not an object")
-            yield _run_from_json(job, where)
+            yield _run_from_json(job, where, version, release)
         except (SlurmRecordError, TypeError, ValueError, AttributeError) as exc:
             yield Rejected(where, str(exc) or type(exc).__name__)
 
 
-def _run_from_json(job: dict, where: str) -> _Run:
+def _exit_from_json(exit_info, state: str, trusted: bool, release: str) -> tuple[int | None, str, str]:
+    """(exit code, signal, why the exit code is unknown) of a --json `exit_code` object."""
+    if not isinstance(exit_info, dict):
+        if exit_info in (None, ""):
+            return None, "", ""
+        return (*parse_exit_code(str(exit_info)), "")
+    signal = ""
+    sig = exit_info.get("signal") or {}
+    if isinstance(sig, dict):
+        number = _number(sig.get("id", sig.get("signal_id")))
+        signal = str(number) if number and 0 < int(number) <= 64 else ""
+    status = _first(exit_info.get("status")).upper()
+    code = _number(exit_info.get("return_code"))
+    if signal or status == "SIGNALED":
+        return None, signal, ""  # killed: no exit code (23.02+ prints return_code 0 beside the signal)
+    if not trusted and state != "COMPLETED":  # COMPLETED is exit 0 by definition
+        return None, "", f"sacct --json of Slurm {release or 'before 23.02'} reports every exit code as 0"
+    return (int(code) if code is not None else None), "", ""
+
+
+def _run_from_json(job: dict, where: str, version: tuple[int, int] | None = None, release: str = "") -> _Run:
     raw_id = _number(job.get("job_id"))
     if raw_id in (None, ""):
         raise SlurmRecordError("has no job_id")
@@ -257,18 +336,11 @@ def _run_from_json(job: dict, where: str) -> _Run:
     job_id = f"{array_job}_{task}" if array_job and task is not None else raw_id
     where = f"{where} (job {job_id})"
     state_field = job.get("state") or {}
-    state_text = _first(state_field.get("current") if isinstance(state_field, dict) else state_field)
-    state, _ = parse_state(state_text)
-    exit_info = job.get("exit_code") or {}
-    exit_code, signal = None, ""
-    if isinstance(exit_info, dict):
-        exit_code = _number(exit_info.get("return_code"))
-        sig = exit_info.get("signal") or {}
-        if isinstance(sig, dict):
-            number = _number(sig.get("id", sig.get("signal_id")))
-            signal = str(number) if number and 0 < int(number) <= 64 else ""
-    elif exit_info not in (None, ""):
-        exit_code, signal = parse_exit_code(str(exit_info))
+    current = state_field.get("current") if isinstance(state_field, dict) else state_field
+    state, _ = parse_state(_first(current))
+    # Without a version in `meta`, the schema tells: 23.02+ gives the state as a list.
+    trusted = version >= JSON_EXIT_CODES_FROM if version else isinstance(current, list)
+    exit_code, signal, unknown = _exit_from_json(job.get("exit_code"), state, trusted, release)
     times = job.get("time") or {}
     tres = job.get("tres") or {}
     gpus = gpus_from_tres_list(tres.get("allocated"))
@@ -276,12 +348,12 @@ def _run_from_json(job: dict, where: str) -> _Run:
         gpus = gpus_from_tres_list(tres.get("requested"))
     association = job.get("association") or {}
     restarts = _number(job.get("restart_cnt")) or 0
+    killer = str(job.get("kill_request_user") or "") if state == "CANCELLED" else ""
     return _Run(job_id=job_id, raw_id=raw_id, name=str(job.get("name") or ""),
                 user=str(job.get("user") or association.get("user") or ""),
                 account=str(job.get("account") or association.get("account") or ""),
                 partition=str(job.get("partition") or ""), state=state,
-                cancelled_by=str(job.get("kill_request_user") or "") if state == "CANCELLED" else "",
-                exit_code=int(exit_code) if exit_code is not None else None, signal=signal,
+                cancelled_by=killer, exit_code=exit_code, exit_code_unknown=unknown, signal=signal,
                 submit=_epoch(times.get("submission")), start=_epoch(times.get("start")),
                 end=_epoch(times.get("end")), gpus=gpus, restarts=int(restarts),
                 nodes=str(job.get("nodes") or ""), command=str(job.get("submit_line") or ""),
@@ -305,7 +377,13 @@ def jobs_from_runs(runs: Iterable[_Run | Rejected], logs: "LogIndex | None" = No
             yield Rejected(incarnations[-1].where, str(exc))
 
 
+NO_NODES = ("None assigned", "(null)")
+
+
 def _job(job_id: str, runs: list[_Run], logs: "LogIndex | None") -> Adapted | Skipped:
+    for run in runs:
+        if run.nodes in NO_NODES:
+            run.start = None   # never ran: 22.05 prints Start = End for a job cancelled while held
     runs = sorted(runs, key=lambda r: (r.start or r.submit or "", r.end or ""))
     last = runs[-1]
     status = STATUSES.get(last.state)
@@ -330,10 +408,14 @@ def _job(job_id: str, runs: list[_Run], logs: "LogIndex | None") -> Adapted | Sk
     }
     if last.partition:
         metadata["partition"] = last.partition
-    if last.nodes and last.nodes not in ("None assigned", "(null)"):
+    if last.nodes and last.nodes not in NO_NODES:
         metadata["nodes"] = last.nodes
-    if last.cancelled_by:
-        metadata["cancelled_by"] = last.cancelled_by
+    if last.cancelled_by or last.cancelled_by_uid:
+        metadata["cancelled_by"] = last.cancelled_by or last.cancelled_by_uid   # a name when known
+    if last.cancelled_by_uid:
+        metadata["cancelled_by_uid"] = last.cancelled_by_uid
+    if last.exit_code is None and last.exit_code_unknown:
+        metadata["exit_code_unknown"] = last.exit_code_unknown
     # Requeues sacct reports but did not print as their own records (no -D): counted, times unknown.
     unseen = max(last.restarts - (len(runs) - 1), 0)
     if unseen:
@@ -347,19 +429,118 @@ def _job(job_id: str, runs: list[_Run], logs: "LogIndex | None") -> Adapted | Sk
 
 class LogIndex:
     """Slurm log files in a folder, by the job id in their name: `slurm-%j.out`, `slurm-%A_%a.out`,
-    `%x-%j.err`, `%j.log`... (%j is the raw id: for array task 123_4 it is another number)."""
+    `%x-%j.err`, `%j.log`... (%j is the raw id: for array task 123_4 it is another number).
+
+    Only files that resolve inside the folder are read: a symlink pointing out of it (`-> /etc/shadow`,
+    `-> ../../x`) is named in `refused` and never opened. The resolved path is kept, so a link
+    changed after this check still cannot lead out."""
 
     def __init__(self, folder: Path, files: Iterable[Path] | None = None):
         self.folder = folder
         self._by_id: dict[str, list[Path]] = {}
+        self.refused: list[str] = []
         for path in files if files is not None else folder.rglob("*"):
             match = _LOG_NAME.match(path.name)
-            if match and path.is_file():
-                self._by_id.setdefault(match.group("id"), []).append(path)
+            if not match or not path.is_file():
+                continue
+            try:
+                resolved = resolve_inside(folder, path, found_under_root=True)
+            except OutsideRoot as exc:
+                self.refused.append(str(exc))
+                continue
+            self._by_id.setdefault(match.group("id"), []).append(resolved)
 
     def find(self, job_id: str, raw_id: str = "") -> tuple[Path, ...]:
         paths = {*self._by_id.get(job_id, ()), *(self._by_id.get(raw_id, ()) if raw_id else ())}
-        return tuple(sorted(paths, key=lambda p: (LOG_SUFFIXES.index(p.suffix), p.name)))
+        return tuple(sorted(paths, key=lambda p: (LOG_SUFFIXES.index(p.suffix) if p.suffix in LOG_SUFFIXES
+                                                   else len(LOG_SUFFIXES), p.name)))
+
+
+# ---------------------------------------------------------------- a new report of a stored job
+
+# Facts of a finished run that sacct can later report differently: a restart of slurmctld rewrites
+# jobs that ended within MinJobAge ('CANCELLED by 1001|0:0' becomes 'CANCELLED|0:15', 'TIMEOUT|0:0'
+# becomes 'TIMEOUT|0:15'). Each group is kept or replaced as a whole.
+STATE_FACTS = ("status", "slurm_state", "cancelled_by", "cancelled_by_uid")
+EXIT_FACTS = ("exit_code", "signal")
+LATER_REPORTS_KEPT = 10
+
+
+def _instant(value):
+    if value in (None, ""):
+        return None
+    try:
+        return parse_time(value) if not isinstance(value, datetime) else value
+    except ValueError:
+        return None
+
+
+def keep_known_facts(stored: dict, incoming: dict) -> tuple[dict, dict | None]:
+    """Merge a new report of a job (`incoming`, the metadata `_job` builds) into what is stored
+    (`stored`: the same keys, times as datetimes or ISO text, extra fields at the top level).
+
+    - Same last run (its attempt starts at the same instant): the state and the exit status already
+      stored are kept; a report that differs is appended to `slurm_later_reports` (and returned).
+    - A fact the report lacks (no exit code from 22.05's JSON, no SubmitLine) keeps its stored value.
+    - Attempts stored earlier than the report's first (a report without sacct -D) are kept.
+    - A new run (requeued after it was stored): the report's facts win.
+    Returns (metadata to store, the later report that differed or None)."""
+    merged = dict(incoming)
+    run_facts = {"attempts", "slurm_later_reports", "exit_code_unknown", "requeues_without_times",
+                 *STATE_FACTS, *EXIT_FACTS}
+    for key, value in stored.items():   # what the report does not say stays as it was
+        if key not in run_facts and merged.get(key) in (None, "") and value not in (None, ""):
+            merged[key] = value
+    stored_attempts = [a for a in stored.get("attempts") or [] if _instant(a.get("started_at"))]
+    attempts = [dict(a) for a in incoming.get("attempts") or []]
+    by_start = {_instant(a.get("started_at")): a for a in stored_attempts}
+    for attempt in attempts:
+        known = by_start.get(_instant(attempt.get("started_at")))
+        if known is not None:
+            for key in ("exit_code", "status"):
+                if known.get(key) not in (None, ""):
+                    attempt[key] = known[key]   # a finished run's outcome does not change
+    first = min((t for t in (_instant(a.get("started_at")) for a in attempts) if t), default=None)
+    earlier = [dict(a) for a in stored_attempts if first is None or _instant(a["started_at"]) < first]
+    if earlier and first is not None:
+        attempts = earlier + attempts
+        merged["started_at"] = earlier[0]["started_at"]
+        if merged.get("requeues_without_times"):
+            unseen = merged["requeues_without_times"] - len(earlier)
+            merged["requeues_without_times"] = unseen if unseen > 0 else None
+    if attempts:
+        merged["attempts"] = attempts
+    submitted = [t for t in (stored.get("submitted_at"), incoming.get("submitted_at")) if _instant(t)]
+    if submitted:
+        merged["submitted_at"] = min(submitted, key=_instant)
+
+    later = None
+    last_stored = stored_attempts[-1] if stored_attempts else None
+    last_new = (incoming.get("attempts") or [None])[-1]
+    same_run = (last_stored is not None and last_new is not None
+                and _instant(last_stored.get("started_at")) == _instant(last_new.get("started_at")))
+    if same_run:
+        report = {}
+        for group, known in ((STATE_FACTS, stored.get("slurm_state")),
+                             (EXIT_FACTS, stored.get("exit_code") is not None or stored.get("signal"))):
+            if not known:
+                continue   # nothing was known: the report's values stand
+            kept = {k: stored.get(k) if k == "exit_code" else stored.get(k) or None for k in group}
+            said = {k: incoming.get(k) if k == "exit_code" else incoming.get(k) or None for k in group}
+            merged.update(kept)
+            # A report that does not know the facts (22.05's JSON exit codes) is not a different report.
+            if said != kept and any(v is not None for v in said.values()):
+                report.update(said)
+        reports = list(stored.get("slurm_later_reports") or [])
+        if report:
+            later = report
+            if report not in reports:
+                reports = (reports + [report])[-LATER_REPORTS_KEPT:]
+        if reports:
+            merged["slurm_later_reports"] = reports
+    if merged.get("exit_code") is not None or merged.get("signal"):
+        merged.pop("exit_code_unknown", None)
+    return {k: v for k, v in merged.items() if v not in (None, "")}, later
 
 
 def read_sacct(text_or_lines, fmt: str, logs: LogIndex | None = None) -> Iterator[Adapted | Rejected | Skipped]:
