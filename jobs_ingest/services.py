@@ -110,10 +110,3 @@ def enqueue_analysis(job_id: int) -> None:
         analyse_job.delay(job_id)
     except Exception as exc:  # kombu raises several types for an unreachable broker
         log.warning("job %s stored but not queued (broker unavailable: %s); requeue_pending will retry", job_id, exc)
-
-
-
-# Moved by issue #13; importable here only until the last tests that call them through services switch
-# (tests/integration/test_token_scope.py, test_hostile_input.py, tests/browser/*, tests/sqlite/*). Delete then.
-from jobs_ingest.failures import analyse  # noqa: E402,F401
-from jobs_ingest.search.sync import index_failures  # noqa: E402,F401

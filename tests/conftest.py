@@ -23,7 +23,7 @@ def _private_celery_queue():
 def es_prefix(settings):
     """A fresh Elasticsearch index prefix for one test, on the real server; its indices and templates
     (failures and signatures) are removed afterwards."""
-    from jobs_ingest import search_index
+    from jobs_ingest.search import index as search_index
 
     prefix = f"test-{uuid.uuid4().hex[:8]}"
     settings.ES_INDEX_PREFIX = prefix

@@ -1,7 +1,7 @@
 """The training-side hook: stage markers, input tracing, seeds and the capture written at failure time.
 
 Everything here writes plain lines to the job's log, in the format jobtriage's log analyser reads
-(jobs_ingest/core/analyse.py): `[jobtriage] stage=<stage>` and `[jobtriage] capture=<one line of JSON>`.
+(jobs_ingest/core/stage.py, capture.py): `[jobtriage] stage=<stage>` and `[jobtriage] capture=<one line of JSON>`.
 No framework is imported here; the PyTorch and Keras guards live in their own modules.
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ def make_failure(external_id, category="gpu_oom", *, name="train-resnet", team="
                  failure_line="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
                  lines_before=("epoch 3/10", "step 1200 loss=0.412", 'File "train.py", line 88, in <module>'),
                  lines_after=("[rank0] exiting",), start_line=40, ended_ago=timedelta(hours=1)):
-    """A job with an analysed failure, written with the ORM (as services.analyse would store it)."""
+    """A job with an analysed failure, written with the ORM (as jobs_ingest.failures.analyse would store it)."""
     ended = timezone.now() - ended_ago
     job = Job.objects.create(platform="slurm", external_id=external_id, name=name, submitter="alice", team=team,
                              status="FAILED", exit_code=1, gpus=4, ended_at=ended,

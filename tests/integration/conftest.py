@@ -5,7 +5,7 @@ import uuid
 import pytest
 from django.conf import settings
 
-from jobs_ingest import search_index
+from jobs_ingest.search import index as search_index
 from tests.waiting import wait_for  # noqa: F401  (imported by the tests from here)
 
 

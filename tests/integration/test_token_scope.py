@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from jobs_ingest import services
+from jobs_ingest import failures, services
+from jobs_ingest.search import sync
 from jobs_ingest.jobspec import parse_job
 from jobs_ingest.models import IngestToken, Job
 
@@ -31,9 +32,9 @@ def jobs(db, log_dir, es, es_prefix):
     for key, platform, team in (("a", "slurm", "team-a"), ("b", "slurm", "team-b"), ("k", "k8s", "team-a")):
         with open(LOGS / "oom-node7.log", "rb") as stream:
             job = services.receive_job(parse_job(spec(f"ext-{key}", platform, team)), stream).job
-        services.analyse(job.pk)
+        failures.analyse(job.pk)
         made[key] = Job.objects.get(pk=job.pk)
-    services.index_failures([j.failure.pk for j in made.values()])
+    sync.index_failures([j.failure.pk for j in made.values()])
     es.indices.refresh(index=f"{es_prefix}-*")
     return made
 

@@ -16,7 +16,7 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from django.contrib.auth.models import Group, User
 from django.test import Client
-from jobs_ingest import services
+from jobs_ingest import failures, services
 from jobs_ingest.jobspec import parse_job
 from triage import services as judgments
 from triage.roles import ENGINEERS, MANAGERS
@@ -24,7 +24,7 @@ job = services.receive_job(parse_job({"platform": "k8s", "external_id": "1", "st
                                       "gpus": 2, "started_at": "2026-11-17T08:00:00Z",
                                       "ended_at": "2026-11-18T10:00:00Z"}),
                            io.BytesIO(b"Traceback (most recent call last):\n  File \"t.py\", line 1\nKeyError: 'lr'\n")).job
-failure = services.analyse(job.pk)
+failure = failures.analyse(job.pk)
 assert failure.category == "key_not_found", failure.category
 user = User.objects.create_user("lead", password="x")
 user.groups.add(Group.objects.get(name=ENGINEERS), Group.objects.get(name=MANAGERS))
