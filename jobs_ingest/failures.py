@@ -76,7 +76,8 @@ def analyse(job_id: int, *, index_now: bool = False) -> Failure | None:
 
 FAILURE_FIELDS = ("found", "failure_line", "failure_line_number", "exception_type", "message", "traceback",
                   "user_frame", "excerpt", "excerpt_start_line", "stage", "category", "dimension", "confidence",
-                  "rule", "evidence", "tagger_version", "tagging_config", "grouping_config", "retry_advice", "capture")
+                  "rule", "evidence", "tagger_version", "tagging_config", "grouping_config", "retry_advice", "capture",
+                  "fault", "suspect_nodes")
 
 
 def _update_signature(signature: Signature, failure: Failure, job: Job, previous: tuple | None,

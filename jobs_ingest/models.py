@@ -154,6 +154,11 @@ class Failure(models.Model):
     tagging_config = models.CharField(max_length=32, blank=True, default="", db_default="")
     grouping_config = models.CharField(max_length=32, blank=True, default="", db_default="")
     retry_advice = models.CharField(max_length=32, choices=RETRY_CHOICES)
+    # Whose failure: "platform" for the infrastructure dimension, else "user"; and the nodes its text names
+    # (platform faults only), from which the Nodes page finds the bad node.
+    fault = models.CharField(max_length=16, choices=[("user", "User"), ("platform", "Platform")], default="user",
+                             db_default="user", db_index=True)
+    suspect_nodes = models.JSONField(default=list, db_default=[], blank=True)
     capture = models.JSONField(default=dict, blank=True,
                                help_text="what the training-side hook captured (stages, inputs, artifacts, replay)")
     analysed_at = models.DateTimeField(auto_now=True)

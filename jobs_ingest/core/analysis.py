@@ -34,6 +34,10 @@ class Analysis:
     grouping_config: str             # id of the configs.GroupingConfig that made the signature
     # What the training-side hook captured ("[jobtriage] capture={...}" in the log), bounded; {} if none.
     capture: dict = field(default_factory=dict)
+    # Whose failure it is: "platform" for the infrastructure dimension (infra.py), "user" otherwise; and
+    # the nodes the failure text names (only for platform faults: a program error accuses no node).
+    fault: str = "user"
+    suspect_nodes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -32,6 +32,8 @@ class TaggingConfig:
     changelog: str
     tagger_version: str
     tag: Callable[..., tagger.Tag]                     # (exception type, message[, context lines]) -> Tag
+    infrastructure: bool = False                       # infra.detect may claim the failure for the platform
+    learned_fallback: bool = False                     # learned.fallback answers what the rules leave unclassified
 
 
 class UnknownConfig(ValueError):
@@ -58,6 +60,17 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
                   "(chained exceptions, SIGKILLed children, exit codes, the hook's NaN guard, stages).",
         tagger_version="4",
         tag=tagger.RULES_V4.tag,
+    ),
+    TaggingConfig(
+        id="tagging:2026-11b",
+        changelog="Adds the infrastructure dimension (infra.py, rules version 1): GPU hardware, collective "
+                  "communication, node lost, preempted, network and rendezvous, storage, each with retry advice "
+                  "and fault 'platform' and the nodes the failure names; and the learned fallback "
+                  "(learned.py, learned_model.json) for failures with a parsed exception that no rule knows.",
+        tagger_version="4+infra1+ml1",
+        tag=tagger.RULES_V4.tag,
+        infrastructure=True,
+        learned_fallback=True,
     ),
 )
 

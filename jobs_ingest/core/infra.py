@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from .nodes import hosts_in
-from .taxonomy import RETRY, Category
+from .category import RETRY, Category
 
 INFRA_VERSION = "1"
 INFRASTRUCTURE = "infrastructure"

@@ -10,7 +10,8 @@ from .pipeline import analyse_text
 
 # The config ids come last so that outputs of one config compare line by line with older outputs.
 OUTPUT_FIELDS = ("category", "dimension", "confidence", "rule", "failure_line", "exception_type",
-                 "fingerprint", "stage", "retry_advice", "grouping_config", "tagging_config")
+                 "fingerprint", "stage", "retry_advice", "grouping_config", "tagging_config", "fault",
+                 "suspect_nodes")
 
 
 def tag_record(record: dict, *, grouping: str | GroupingConfig | None = None,

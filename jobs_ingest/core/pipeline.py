@@ -14,7 +14,7 @@ import dataclasses
 import os
 from typing import BinaryIO
 
-from . import configs
+from . import configs, infra, learned
 from . import stage as stages
 from .analysis import Analysis
 from .capture import HOOK_STAGES, find_capture
@@ -22,9 +22,9 @@ from .configs import GroupingConfig, TaggingConfig
 from .evidence import find_failures
 from .logread import LogSource, split_lines
 from .tagger import Tag
-from .taxonomy import CATEGORIES
+from .taxonomy import CATEGORIES, fault
 from .terminating import root_cause_exit_code, terminating_failure
-from .tracebacks import LogFailure, user_frame
+from .tracebacks import WRAPPERS, LogFailure, user_frame
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024   # walk back at most this far looking for a failure
 
@@ -102,6 +102,50 @@ def _killed(exit_code, signal) -> bool:
 
 def _analyse_lines(lines: list[str], failures: list[LogFailure], line_offset: int, exit_code, signal,
                    grouping: GroupingConfig, tagging: TaggingConfig) -> Analysis:
+    analysis = _tagged(lines, failures, line_offset, exit_code, signal, grouping, tagging)
+    return _refined(analysis, lines, line_offset, exit_code, signal, grouping, tagging)
+
+
+def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, signal,
+             grouping: GroupingConfig, tagging: TaggingConfig) -> Analysis:
+    """What the newer tagging configs add after the rules: the platform's failures, then the learned
+    fallback for an exception no rule knows. The hook's NaN guard is certain and stays."""
+    if analysis.rule == "loss_nan.hook_nan_guard":
+        return analysis
+    if tagging.infrastructure:
+        finding = infra.detect(lines, exit_code=exit_code, signal=signal)
+        if finding is not None:
+            return _as_infrastructure(analysis, finding, lines, line_offset, grouping)
+    # A launcher's wrapper (ChildFailedError, CalledProcessError) says nothing of the cause: no guess there.
+    if tagging.learned_fallback and analysis.found and not WRAPPERS.search(analysis.exception_type):
+        answer = learned.fallback(analysis, rule_category=analysis.category, rule_confidence=analysis.confidence)
+        if answer is not None:
+            category = CATEGORIES[answer.category]
+            analysis = dataclasses.replace(
+                analysis, category=category.id, dimension=category.dimension, confidence=answer.probability,
+                rule=answer.rule, evidence="; ".join(answer.evidence), retry_advice=category.retry_advice)
+    return dataclasses.replace(analysis, fault=fault(analysis.category))
+
+
+def _as_infrastructure(analysis: Analysis, finding: infra.InfraFinding, lines: list[str], line_offset: int,
+                       grouping: GroupingConfig) -> Analysis:
+    """The platform's failure: its category, advice and nodes. When the log showed no exception, the
+    evidence line is the failure line, and the signature groups by its masked text (not by "no failure")."""
+    category = CATEGORIES[finding.category]
+    changes: dict = dict(category=category.id, dimension=category.dimension, confidence=finding.confidence,
+                         rule=finding.rule, evidence=finding.evidence, retry_advice=category.retry_advice,
+                         fault=infra.PLATFORM, suspect_nodes=tuple(finding.hosts))
+    if not analysis.found and finding.evidence_index is not None:
+        line = lines[finding.evidence_index]
+        message = finding.evidence.strip()[:MAX_MESSAGE_CHARS]
+        changes.update(failure_line=line, failure_line_number=line_offset + finding.evidence_index + 1,
+                       exception_type="", message=message, masked_message=grouping.masked_message("", message),
+                       fingerprint=grouping.fingerprint("", message, grouping.location(None)))
+    return dataclasses.replace(analysis, **changes)
+
+
+def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit_code, signal,
+            grouping: GroupingConfig, tagging: TaggingConfig) -> Analysis:
     terminal = terminating_failure(failures, lines)
     killed = _killed(exit_code, signal)
     if terminal is not None and killed and _nonblank_after(lines, terminal.line_index) > _FAR_FROM_END:

@@ -4,7 +4,8 @@ Ids are stable: they are stored in PostgreSQL and Elasticsearch and used in URLs
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from . import infra
+from .category import DO_NOT_RETRY, RETRY, RETRY_WITH_CHANGE, Category  # noqa: F401  (re-exported)
 
 DL_SPECIFIC = "dl_specific"
 EXECUTION_ENVIRONMENT = "execution_environment"
@@ -17,27 +18,16 @@ DIMENSIONS: dict[str, str] = {
     GENERAL_CODE_ERROR: "General code error",
     DL_SPECIFIC: "Deep-learning specific",
     DATA: "Data",
+    infra.INFRASTRUCTURE: infra.DIMENSION_NAME,   # not in the study: the platform's failures (infra.py)
     UNCLASSIFIED: "Unclassified",
 }
 
-RETRY = "retry"
-RETRY_WITH_CHANGE = "retry_with_change"
-DO_NOT_RETRY = "do_not_retry"
 RETRY_ADVICE = {
     RETRY: "Retry: the failure may not recur",
     RETRY_WITH_CHANGE: "Retry only with a change",
     DO_NOT_RETRY: "Do not retry: it will fail the same way",
+    **infra.RETRY_ADVICE,
 }
-
-
-@dataclass(frozen=True)
-class Category:
-    id: str
-    name: str
-    dimension: str
-    study_count: int  # Table 1 of the study: failures of this category among 4,960
-    retry_advice: str
-    likely_root_cause: str  # pre-selection for triage, from the study's Figure 3
 
 
 _C = Category
@@ -62,7 +52,9 @@ CATEGORIES: dict[str, Category] = {c.id: c for c in [
     _C("division_by_zero", "Division by Zero", GENERAL_CODE_ERROR, 3, DO_NOT_RETRY, "common_programming_error"),
     _C("corrupt_data", "Corrupt Data", DATA, 90, DO_NOT_RETRY, "exceptional_data"),
     _C("unexpected_encoding", "Unexpected Encoding", DATA, 11, DO_NOT_RETRY, "exceptional_data"),
-    # Not in the study: the product's own answer when no rule explains the failure.
+    # Not in the study: the platform's failures (infra.py), and the product's own answer when no rule
+    # explains the failure.
+    *infra.CATEGORIES.values(),
     _C("unclassified", "Unclassified", UNCLASSIFIED, 0, RETRY, ""),
 ]}
 
@@ -72,6 +64,7 @@ ROOT_CAUSES: dict[str, str] = {
     "api_misunderstanding": "Misunderstanding of a framework or library API",
     "exceptional_data": "Exceptional data",
     "common_programming_error": "Common programming error",
+    **infra.ROOT_CAUSES,
 }
 
 STAGES: dict[str, str] = {
@@ -81,6 +74,11 @@ STAGES: dict[str, str] = {
     "evaluation": "Evaluation",
     "unknown": "Unknown",
 }
+
+
+def fault(category_id: str) -> str:
+    """"platform" for the infrastructure dimension, "user" for the study's categories and unclassified."""
+    return infra.PLATFORM if infra.is_platform_fault(category_id) else infra.USER
 
 
 def category(category_id: str) -> Category:

@@ -50,7 +50,7 @@ def newer_configs(monkeypatch):
     grouping = dataclasses.replace(old_grouping, id="grouping:2099-01", changelog="masks nothing", normaliser_version="99",
                                    masked_message=lambda t, m: f"{short_type(t)}: {m}", fingerprint=unmasked_fingerprint)
     tagging = dataclasses.replace(old_tagging, id="tagging:2099-01", changelog="tags nothing", tagger_version="99",
-                                  tag=always_unclassified)
+                                  tag=always_unclassified, infrastructure=False, learned_fallback=False)
     monkeypatch.setattr(configs, "GROUPING_CONFIGS", (*configs.GROUPING_CONFIGS, grouping))
     monkeypatch.setattr(configs, "TAGGING_CONFIGS", (*configs.TAGGING_CONFIGS, tagging))
     return grouping, tagging
@@ -65,10 +65,23 @@ def test_every_config_has_an_id_a_changelog_and_its_own_normaliser_version():
     assert len(set(versions)) == len(versions), "a signature's normaliser_version names its grouping config"
 
 
-def test_today_the_default_configs_are_the_first_ones_and_are_recorded():
+def test_today_the_default_configs_are_the_newest_and_are_recorded():
     analysis = analyse_text(OOM_LOG)
-    assert (analysis.grouping_config, analysis.tagging_config) == ("grouping:2026-11", "tagging:2026-11")
-    assert (analysis.normaliser_version, analysis.tagger_version) == ("2", "4")
+    assert (analysis.grouping_config, analysis.tagging_config) == ("grouping:2026-11", "tagging:2026-11b")
+    assert (analysis.normaliser_version, analysis.tagger_version) == ("2", "4+infra1+ml1")
+
+
+def test_the_second_tagging_config_adds_the_platform_and_keeps_the_program_tags():
+    nccl = ("[rank3]:[E1118 03:12:44.123456 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=88231, OpType=ALLREDUCE, NumelIn=131072, NumelOut=131072, Timeout(ms)=600000) "
+            "ran for 600034 milliseconds before timing out.\n")
+    old, new = analyse_text(nccl, tagging_config="tagging:2026-11"), analyse_text(nccl)
+    assert (old.category, old.dimension, old.fault) == ("unclassified", "unclassified", "user")
+    assert (new.category, new.dimension, new.fault) == ("collective_communication", "infrastructure", "platform")
+    assert new.retry_advice.startswith("retry") and new.failure_line == nccl.strip() and new.found is False
+    assert new.fingerprint != analyse_text("no failure here\n").fingerprint   # not the shared "no failure" one
+    oom = analyse_text(OOM_LOG)
+    assert (oom.category, oom.fault, oom.suspect_nodes) == ("gpu_oom", "user", ())
 
 
 def test_the_first_configs_give_the_output_recorded_before_they_had_names():
@@ -121,11 +134,12 @@ def test_tag_logs_prints_the_config_ids_and_selects_configs_by_id():
     assert default.returncode == 0, default.stderr
     out = [json.loads(line) for line in default.stdout.splitlines()]
     assert [(o["id"], o["grouping_config"], o["tagging_config"]) for o in out] == [
-        ("job-0001", "grouping:2026-11", "tagging:2026-11"), ("oom", "grouping:2026-11", "tagging:2026-11")]
-    assert {k: out[0][k] for k in FIRST_DEVSET_OUTPUT} == FIRST_DEVSET_OUTPUT
+        ("job-0001", "grouping:2026-11", "tagging:2026-11b"), ("oom", "grouping:2026-11", "tagging:2026-11b")]
+    same = [k for k in FIRST_DEVSET_OUTPUT if k != "tagging_config"]   # the newer config changes nothing here
+    assert {k: out[0][k] for k in same} == {k: FIRST_DEVSET_OUTPUT[k] for k in same}
     chosen = tag_logs(lines, "--grouping-config", "grouping:2026-11", "--tagging-config", "tagging:2026-11")
-    assert chosen.returncode == 0 and chosen.stdout == default.stdout
+    assert chosen.returncode == 0 and chosen.stdout == default.stdout.replace('"tagging:2026-11b"', '"tagging:2026-11"')
 
     unknown = tag_logs(lines, "--tagging-config", "tagging:1999-01")
     assert unknown.returncode != 0 and unknown.stdout == ""
-    assert "unknown tagging config 'tagging:1999-01'; known: tagging:2026-11" in unknown.stderr
+    assert "unknown tagging config 'tagging:1999-01'; known: tagging:2026-11, tagging:2026-11b" in unknown.stderr

@@ -44,12 +44,16 @@ def test_categories_have_the_taxonomy_shape_and_retry_advice():
         assert c.retry_advice != taxonomy.RETRY_WITH_CHANGE
         assert c.retry_advice in taxonomy.RETRY_ADVICE or c.retry_advice in infra.RETRY_ADVICE
         assert c.likely_root_cause in infra.ROOT_CAUSES
-    assert not set(CATEGORIES) & set(taxonomy.CATEGORIES)  # ids stay unique once merged
+    # Merged into the taxonomy as its fifth dimension, beside (not over) the study's categories.
+    assert all(taxonomy.CATEGORIES[cid] is c for cid, c in CATEGORIES.items())
+    assert taxonomy.DIMENSIONS[INFRASTRUCTURE] == "Infrastructure"
+    assert len(taxonomy.CATEGORIES) == 20 + 1 + len(CATEGORIES)   # the study's 20, unclassified, the platform's
 
 
 def test_every_infrastructure_category_is_a_platform_fault_and_no_program_category_is():
     assert all(is_platform_fault(cid) for cid in CATEGORIES)
-    assert not any(is_platform_fault(cid) for cid in taxonomy.CATEGORIES)
+    assert not any(is_platform_fault(cid) for cid, c in taxonomy.CATEGORIES.items() if c.dimension != INFRASTRUCTURE)
+    assert {taxonomy.fault(cid) for cid in CATEGORIES} == {"platform"} and taxonomy.fault("gpu_oom") == "user"
     assert not is_platform_fault("no_such_category")
 
 
