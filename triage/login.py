@@ -37,7 +37,8 @@ class ThrottledLoginMixin:
 
 
 class LoginForm(ThrottledLoginMixin, AuthenticationForm):
-    pass
+    error_messages = {**AuthenticationForm.error_messages,
+                      "invalid_login": "Your username and password did not match. Please try again."}
 
 
 class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
