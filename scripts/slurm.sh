@@ -150,7 +150,7 @@ ReturnToService=2
 # Short waits, so that time limits and cancels end in seconds.
 KillWait=2
 InactiveLimit=0
-MinJobAge=300
+MinJobAge=600
 MessageTimeout=20
 SchedulerParameters=sched_interval=2
 JobRequeue=1
@@ -163,7 +163,7 @@ AccountingStorageTRES=gres/gpu
 JobCompType=jobcomp/none
 GresTypes=gpu
 EpilogSlurmctld=$ETC/epilog_slurmctld.sh
-NodeName=$NODE NodeHostname=$host NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:tesla:2 State=UNKNOWN
+NodeName=$NODE NodeHostname=$host NodeAddr=127.0.0.1 CPUs=32 RealMemory=8000 Gres=gpu:tesla:2 State=UNKNOWN
 PartitionName=gpu Nodes=$NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
     cat >"$ETC/gres.conf" <<EOF
@@ -191,13 +191,14 @@ StorageLoc=slurm_acct_db
 EOF
     chown slurm: "$ETC/slurmdbd.conf" && chmod 600 "$ETC/slurmdbd.conf"
     # The EpilogSlurmctld hook of docs/platforms, as an operator installs it. slurmctld runs it with a
-    # fixed environment, so this wrapper names the configuration, the URL and the token file; the tests
-    # write $EPILOG/url and $EPILOG/token while a live server listens. Without them it does nothing.
+    # fixed environment, so this wrapper names the configuration, the URL and the token file. The tests
+    # install the hook (a copy: the repository may be unreadable to the slurm user) and write
+    # $EPILOG/url and $EPILOG/token while a live server listens. Without them it does nothing.
     cat >"$ETC/epilog_slurmctld.sh" <<EOF
 #!/bin/sh
-[ -s "$EPILOG/url" ] && [ -s "$EPILOG/token" ] || exit 0
+[ -s "$EPILOG/url" ] && [ -s "$EPILOG/token" ] && [ -f "$EPILOG/jobtriage_epilog_slurmctld.py" ] || exit 0
 export SLURM_CONF="$ETC/slurm.conf" JOBTRIAGE_URL="\$(cat "$EPILOG/url")" JOBTRIAGE_TOKEN_FILE="$EPILOG/token"
-exec /usr/bin/python3 "$REPO/docs/platforms/jobtriage_epilog_slurmctld.py" >>"$LOGS/epilog.log" 2>&1
+exec /usr/bin/python3 "$EPILOG/jobtriage_epilog_slurmctld.py" >>"$LOGS/epilog.log" 2>&1
 EOF
     chmod 755 "$ETC/epilog_slurmctld.sh"
     chown slurm: "$EPILOG" && chmod 700 "$EPILOG"

@@ -106,6 +106,21 @@ ensure_servers() {
     eval "$(bash scripts/servers.sh env)"
 }
 
+# ---------------------------------------------------------------- slurm (tests/slurm)
+# A real single-node Slurm 22.05 with accounting for tests/slurm (scripts/slurm.sh, docs/platforms/slurm.md).
+# It needs root: otherwise it is not started and tests/slurm skip and say why (under CI=true they fail).
+# Left running like the other servers; stop it with `scripts/slurm.sh stop`.
+ensure_slurm() {
+    if [[ $EUID -ne 0 ]]; then say "not root: the Slurm test cluster is not started (tests/slurm will skip)"; return 0; fi
+    if bash scripts/slurm.sh status >/dev/null 2>&1; then
+        say "slurm already running (scripts/slurm.sh status)"
+    else
+        say "starting the Slurm test cluster (scripts/slurm.sh start) ..."
+        bash scripts/slurm.sh start || die "scripts/slurm.sh start failed (see docs/platforms/slurm.md)"
+    fi
+    eval "$(bash scripts/slurm.sh env)"
+}
+
 # Local development settings: DEBUG is off unless asked for (jobtriage/settings.py), so both README
 # commands ask for it here; production sets DJANGO_SECRET_KEY and leaves DJANGO_DEBUG unset. They are
 # written with the servers' URLs to .env (or $JOBTRIAGE_ENV_FILE), which the settings read, so that any
@@ -132,6 +147,7 @@ T0=$SECONDS
 ensure_venv requirements-dev.txt requirements-frameworks.txt
 ensure_chromium
 ensure_servers
+ensure_slurm
 local_settings
 say "ready in $((SECONDS - T0))s: python -m pytest $*"
 exec python -m pytest "$@"

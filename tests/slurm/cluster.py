@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,8 +128,29 @@ class JobSet:
         entry = self.submitted[kind]
         return entry.external_ids[task] if task is not None else entry.external_ids[0]
 
+    def steer_in_background(self, timeout: float = 300) -> "JobSet":
+        """Steer the jobs from a thread while the caller does other work; `wait` then joins it."""
+        def steer():
+            try:
+                self._steer(timeout)
+            except BaseException as exc:   # handed to wait()
+                self._error = exc
+        self._error, self._thread = None, threading.Thread(target=steer, name=f"slurm-{self.prefix}", daemon=True)
+        self._thread.start()
+        return self
+
     def wait(self, timeout: float = 240) -> None:
         """Steer and wait until every job has ended and accounting holds its final state."""
+        thread = getattr(self, "_thread", None)
+        if thread is None:
+            return self._steer(timeout)
+        thread.join(timeout)
+        if thread.is_alive():
+            raise TimeoutError(f"Slurm jobs {self.ids} did not all end within {timeout:.0f} s")
+        if self._error is not None:
+            raise self._error
+
+    def _steer(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
             queue = run(["squeue", "-h", "-j", ",".join(self.ids), "-o", "%i|%T|%r"], check=False).stdout
