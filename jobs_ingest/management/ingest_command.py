@@ -3,6 +3,7 @@ the jobs a reader produced (Adapted, Rejected, Skipped) with a progress bar, bad
 and a one-line summary; `--wait` waits for the worker. Outside commands/, so Django lists no command here."""
 import sys
 import time
+from pathlib import Path
 from typing import Iterable
 
 from django.core.management.base import BaseCommand, CommandError
@@ -22,6 +23,19 @@ class IngestCommand(BaseCommand):
     def add_wait_arguments(self, parser):
         parser.add_argument("--wait", action="store_true", help="wait until the worker analysed and indexed them")
         parser.add_argument("--timeout", type=float, default=600, help="seconds to wait with --wait")
+
+    def log_index(self, folder: str | None, index_class):
+        """The operator's log folder (--logs) indexed by the adapter's `index_class`, or None. Files that
+        resolve outside the folder (symlinks out) are named here and never read."""
+        if not folder:
+            return None
+        path = Path(folder)
+        if not path.is_dir():
+            raise CommandError(f"{path} is not a folder")
+        index = index_class(path)
+        for reason in index.refused:
+            self.stderr.write(f"{self.name}: not reading log {reason}")
+        return index
 
     def progress_stream(self):
         return getattr(self.stderr, "_out", self.stderr)  # the raw stream: the bar writes its own line ends

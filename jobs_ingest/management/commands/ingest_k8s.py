@@ -1,7 +1,5 @@
 import json
-from pathlib import Path
 
-from django.core.management.base import CommandError
 
 from jobs_ingest.adapters import Rejected, k8s
 
@@ -21,14 +19,7 @@ class Command(IngestCommand):
         self.add_wait_arguments(parser)
 
     def handle(self, objects, logs, wait, timeout, verbosity=1, **options):
-        logs_index = None
-        if logs:
-            folder = Path(logs)
-            if not folder.is_dir():
-                raise CommandError(f"{folder} is not a folder")
-            logs_index = k8s.PodLogIndex(folder)
-            for reason in logs_index.refused:
-                self.stderr.write(f"{self.name}: not reading log {reason}")
+        logs_index = self.log_index(logs, k8s.PodLogIndex)
         documents, unreadable = [], []
         for path in objects:
             stream = open_input(path)

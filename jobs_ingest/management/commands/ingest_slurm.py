@@ -1,5 +1,4 @@
 from dataclasses import replace
-from pathlib import Path
 
 from django.core.management.base import CommandError
 
@@ -25,14 +24,7 @@ class Command(IngestCommand):
         self.add_wait_arguments(parser)
 
     def handle(self, sacct, format, logs, wait, timeout, verbosity=1, **options):
-        logs_index = None
-        if logs:
-            folder = Path(logs)
-            if not folder.is_dir():
-                raise CommandError(f"{folder} is not a folder")
-            logs_index = slurm.LogIndex(folder)
-            for reason in logs_index.refused:
-                self.stderr.write(f"{self.name}: not reading log {reason}")
+        logs_index = self.log_index(logs, slurm.LogIndex)
         stream = open_input(sacct)
         try:
             text = stream.read().decode("utf-8", errors="replace")
