@@ -92,7 +92,9 @@ class JobSet:
     _released: set = field(default_factory=set)
 
     def sbatch(self, kind: str, *args: str) -> str:
-        out = run(["sbatch", "--parsable", f"--job-name={self.prefix}-{kind}", *args], user=self.user, cwd=self.folder)
+        # The job inherits this environment: a system PATH, not the test runner's virtualenv or root's tools.
+        out = run(["sbatch", "--parsable", f"--job-name={self.prefix}-{kind}", *args], user=self.user, cwd=self.folder,
+                  env={"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(self.folder)})
         return out.stdout.strip().split(";")[0]
 
     def submit(self) -> "JobSet":
