@@ -382,7 +382,7 @@ NO_NODES = ("None assigned", "(null)")
 
 def _job(job_id: str, runs: list[_Run], logs: "LogIndex | None") -> Adapted | Skipped:
     for run in runs:
-        if run.nodes in NO_NODES:
+        if run.nodes == "None assigned":
             run.start = None   # never ran: 22.05 prints Start = End for a job cancelled while held
     runs = sorted(runs, key=lambda r: (r.start or r.submit or "", r.end or ""))
     last = runs[-1]
@@ -514,7 +514,7 @@ def keep_known_facts(stored: dict, incoming: dict) -> tuple[dict, dict | None]:
     if submitted:
         merged["submitted_at"] = min(submitted, key=_instant)
 
-    later = None
+    later, reports = None, list(stored.get("slurm_later_reports") or [])
     last_stored = stored_attempts[-1] if stored_attempts else None
     last_new = (incoming.get("attempts") or [None])[-1]
     same_run = (last_stored is not None and last_new is not None
@@ -531,13 +531,12 @@ def keep_known_facts(stored: dict, incoming: dict) -> tuple[dict, dict | None]:
             # A report that does not know the facts (22.05's JSON exit codes) is not a different report.
             if said != kept and any(v is not None for v in said.values()):
                 report.update(said)
-        reports = list(stored.get("slurm_later_reports") or [])
         if report:
             later = report
             if report not in reports:
                 reports = (reports + [report])[-LATER_REPORTS_KEPT:]
-        if reports:
-            merged["slurm_later_reports"] = reports
+    if reports:   # kept across runs: they tell how an earlier run's record changed
+        merged["slurm_later_reports"] = reports
     if merged.get("exit_code") is not None or merged.get("signal"):
         merged.pop("exit_code_unknown", None)
     return {k: v for k, v in merged.items() if v not in (None, "")}, later
