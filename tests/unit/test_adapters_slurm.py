@@ -418,7 +418,8 @@ def epilog_module():
     return module
 
 
-# What scontrol printed inside a real EpilogSlurmctld on 22.05.8 for a job cancelled while running.
+# What scontrol printed inside a real EpilogSlurmctld on 22.05.8 for a job cancelled while running
+# (paths shortened, some fields left out).
 COMPLETING = ("JobId=26 JobName=cancel-running UserId=jobtriage-jobs(995) GroupId=jobtriage-jobs(994) "
               "JobState=COMPLETING Reason=None Dependency=(null) Requeue=1 Restarts=0 ExitCode=0:15 "
               "SubmitTime=2026-11-23T21:53:50 StartTime=2026-11-23T21:53:50 EndTime=2026-11-23T21:53:52 "
