@@ -15,9 +15,8 @@ One record per job allocation (`-X`); step rows (`123.batch`, `123.0`) are ignor
 Array tasks (`123_4`) are jobs of their own. Pending and running jobs are skipped (not finished).
 Times in `--parsable2` are the cluster's local time: run sacct with `TZ=UTC`.
 A signalled run has no exit code (`0:9` is stored as exit code unknown, signal 9) in both formats.
-`keep_known_facts` merges a new report of a job into what is already stored, so that re-ingesting
-never flips what was known (slurmctld restarts rewrite recently finished jobs) and never drops
-attempts a report without `-D` does not show.
+Log files come from slurm_logs.LogIndex; slurm_merge.keep_known_facts merges a new report of a job into
+what is already stored (re-ingesting never flips what was known).
 """
 from __future__ import annotations
 
@@ -26,12 +25,10 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..core.paths import OutsideRoot, resolve_inside
-from ..jobspec import parse_time
 from . import Adapted, Rejected, Skipped
+from .slurm_logs import LogIndex
 
 PLATFORM = "slurm"
 
@@ -50,8 +47,6 @@ STATUSES = {
 }
 # States an earlier incarnation of a requeued job ends in (only meaningful as an attempt status).
 ATTEMPT_STATUSES = {**STATUSES, "REQUEUED": "requeued"}
-LOG_SUFFIXES = (".out", ".log", ".err")   # the order logs are joined in: stderr last, nearest the end
-_LOG_NAME = re.compile(r"^(?:.*?[-_.])?(?P<id>\d+(?:_\d+)?)\.(?:out|err|log)$")
 _GPU_TRES = re.compile(r"^gres/gpu(?::(?P<type>[^=]+))?$")
 _UNKNOWN_TIMES = {"", "unknown", "none", "n/a", "0"}
 # Before this version `sacct --json` reports every non-signal exit as SUCCESS / return_code 0.
@@ -425,121 +420,6 @@ def _job(job_id: str, runs: list[_Run], logs: "LogIndex | None") -> Adapted | Sk
     metadata = {k: v for k, v in metadata.items() if v not in (None, "")}
     found = logs.find(job_id, last.raw_id) if logs is not None else ()
     return Adapted(last.where, metadata, found)
-
-
-class LogIndex:
-    """Slurm log files in a folder, by the job id in their name: `slurm-%j.out`, `slurm-%A_%a.out`,
-    `%x-%j.err`, `%j.log`... (%j is the raw id: for array task 123_4 it is another number).
-
-    Only files that resolve inside the folder are read: a symlink pointing out of it (`-> /etc/shadow`,
-    `-> ../../x`) is named in `refused` and never opened. The resolved path is kept, so a link
-    changed after this check still cannot lead out."""
-
-    def __init__(self, folder: Path, files: Iterable[Path] | None = None):
-        self.folder = folder
-        self._by_id: dict[str, list[Path]] = {}
-        self.refused: list[str] = []
-        for path in files if files is not None else folder.rglob("*"):
-            match = _LOG_NAME.match(path.name)
-            if not match or not path.is_file():
-                continue
-            try:
-                resolved = resolve_inside(folder, path, found_under_root=True)
-            except OutsideRoot as exc:
-                self.refused.append(str(exc))
-                continue
-            self._by_id.setdefault(match.group("id"), []).append(resolved)
-
-    def find(self, job_id: str, raw_id: str = "") -> tuple[Path, ...]:
-        paths = {*self._by_id.get(job_id, ()), *(self._by_id.get(raw_id, ()) if raw_id else ())}
-        return tuple(sorted(paths, key=lambda p: (LOG_SUFFIXES.index(p.suffix) if p.suffix in LOG_SUFFIXES
-                                                   else len(LOG_SUFFIXES), p.name)))
-
-
-# ---------------------------------------------------------------- a new report of a stored job
-
-# Facts of a finished run that sacct can later report differently: a restart of slurmctld rewrites
-# jobs that ended within MinJobAge ('CANCELLED by 1001|0:0' becomes 'CANCELLED|0:15', 'TIMEOUT|0:0'
-# becomes 'TIMEOUT|0:15'). Each group is kept or replaced as a whole.
-STATE_FACTS = ("status", "slurm_state", "cancelled_by", "cancelled_by_uid")
-EXIT_FACTS = ("exit_code", "signal")
-LATER_REPORTS_KEPT = 10
-
-
-def _instant(value):
-    if value in (None, ""):
-        return None
-    try:
-        return parse_time(value) if not isinstance(value, datetime) else value
-    except ValueError:
-        return None
-
-
-def keep_known_facts(stored: dict, incoming: dict) -> tuple[dict, dict | None]:
-    """Merge a new report of a job (`incoming`, the metadata `_job` builds) into what is stored
-    (`stored`: the same keys, times as datetimes or ISO text, extra fields at the top level).
-
-    - Same last run (its attempt starts at the same instant): the state and the exit status already
-      stored are kept; a report that differs is appended to `slurm_later_reports` (and returned).
-    - A fact the report lacks (no exit code from 22.05's JSON, no SubmitLine) keeps its stored value.
-    - Attempts stored earlier than the report's first (a report without sacct -D) are kept.
-    - A new run (requeued after it was stored): the report's facts win.
-    Returns (metadata to store, the later report that differed or None)."""
-    merged = dict(incoming)
-    run_facts = {"attempts", "slurm_later_reports", "exit_code_unknown", "requeues_without_times",
-                 *STATE_FACTS, *EXIT_FACTS}
-    for key, value in stored.items():   # what the report does not say stays as it was
-        if key not in run_facts and merged.get(key) in (None, "") and value not in (None, ""):
-            merged[key] = value
-    stored_attempts = [a for a in stored.get("attempts") or [] if _instant(a.get("started_at"))]
-    attempts = [dict(a) for a in incoming.get("attempts") or []]
-    by_start = {_instant(a.get("started_at")): a for a in stored_attempts}
-    for attempt in attempts:
-        known = by_start.get(_instant(attempt.get("started_at")))
-        if known is not None:
-            for key in ("exit_code", "status"):
-                if known.get(key) not in (None, ""):
-                    attempt[key] = known[key]   # a finished run's outcome does not change
-    first = min((t for t in (_instant(a.get("started_at")) for a in attempts) if t), default=None)
-    earlier = [dict(a) for a in stored_attempts if first is None or _instant(a["started_at"]) < first]
-    if earlier and first is not None:
-        attempts = earlier + attempts
-        merged["started_at"] = earlier[0]["started_at"]
-        if merged.get("requeues_without_times"):
-            unseen = merged["requeues_without_times"] - len(earlier)
-            merged["requeues_without_times"] = unseen if unseen > 0 else None
-    if attempts:
-        merged["attempts"] = attempts
-    submitted = [t for t in (stored.get("submitted_at"), incoming.get("submitted_at")) if _instant(t)]
-    if submitted:
-        merged["submitted_at"] = min(submitted, key=_instant)
-
-    later, reports = None, list(stored.get("slurm_later_reports") or [])
-    last_stored = stored_attempts[-1] if stored_attempts else None
-    last_new = (incoming.get("attempts") or [None])[-1]
-    same_run = (last_stored is not None and last_new is not None
-                and _instant(last_stored.get("started_at")) == _instant(last_new.get("started_at")))
-    if same_run:
-        report = {}
-        for group, known in ((STATE_FACTS, stored.get("slurm_state")),
-                             (EXIT_FACTS, stored.get("exit_code") is not None or stored.get("signal"))):
-            if not known:
-                continue   # nothing was known: the report's values stand
-            kept = {k: stored.get(k) if k == "exit_code" else stored.get(k) or None for k in group}
-            said = {k: incoming.get(k) if k == "exit_code" else incoming.get(k) or None for k in group}
-            merged.update(kept)
-            # A report that does not know the facts (22.05's JSON exit codes) is not a different report.
-            if said != kept and any(v is not None for v in said.values()):
-                report.update(said)
-        if report:
-            later = report
-            if report not in reports:
-                reports = (reports + [report])[-LATER_REPORTS_KEPT:]
-    if reports:   # kept across runs: they tell how an earlier run's record changed
-        merged["slurm_later_reports"] = reports
-    if merged.get("exit_code") is not None or merged.get("signal"):
-        merged.pop("exit_code_unknown", None)
-    return {k: v for k, v in merged.items() if v not in (None, "")}, later
 
 
 def read_sacct(text_or_lines, fmt: str, logs: LogIndex | None = None) -> Iterator[Adapted | Rejected | Skipped]:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs_ingest.adapters import Adapted, Rejected, Skipped, slurm
+from jobs_ingest.adapters import Adapted, Rejected, Skipped, slurm, slurm_merge
 from jobs_ingest.jobspec import parse_job
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "adapters" / "slurm"
@@ -302,13 +302,13 @@ def test_a_slurmctld_restart_does_not_flip_what_was_known(job_kind, first_state,
     after = metadata_of("sacct-parsable2-after-restart.txt", job_id)
     assert after["signal"] == "15" and "exit_code" not in after   # what the restart made of it
 
-    merged, later = slurm.keep_known_facts(before, after)
+    merged, later = slurm_merge.keep_known_facts(before, after)
     assert (merged["slurm_state"], merged["exit_code"]) == (first_state, first_exit) and "signal" not in merged
     assert later == {"signal": "15", "exit_code": None, **({"slurm_state": "CANCELLED", "status": "cancelled",
                                                               "cancelled_by": None, "cancelled_by_uid": None}
                                                              if job_kind == "cancel-running" else {})}
     assert merged["slurm_later_reports"] == [later]
-    again, _ = slurm.keep_known_facts(merged, after)                 # the next cron run says the same
+    again, _ = slurm_merge.keep_known_facts(merged, after)                 # the next cron run says the same
     assert again["slurm_later_reports"] == [later] and again["exit_code"] == first_exit
     if job_kind == "cancel-running":
         assert (merged["cancelled_by"], merged["cancelled_by_uid"]) == ("jobtriage-jobs", "995")
@@ -318,12 +318,12 @@ def test_a_slurmctld_restart_does_not_flip_what_was_known(job_kind, first_state,
 def test_an_unknown_exit_code_never_replaces_a_known_one():
     job_id = KINDS["exit3"][0]
     known = metadata_of("sacct-parsable2.txt", job_id)
-    merged, later = slurm.keep_known_facts(known, metadata_of("sacct.json", job_id))
+    merged, later = slurm_merge.keep_known_facts(known, metadata_of("sacct.json", job_id))
     assert merged["exit_code"] == 3 and "exit_code_unknown" not in merged and later is None
     assert merged["attempts"][-1]["exit_code"] == 3
     assert merged["command"] == known["command"]                     # 22.05's JSON has no submit line
     # The other way round: JSON first, then --parsable2 fills the gap.
-    filled, later = slurm.keep_known_facts(metadata_of("sacct.json", job_id), known)
+    filled, later = slurm_merge.keep_known_facts(metadata_of("sacct.json", job_id), known)
     assert filled["exit_code"] == 3 and "exit_code_unknown" not in filled and later is None
 
 
@@ -332,7 +332,7 @@ def test_a_report_without_duplicates_keeps_the_stored_requeue():
     with_d = metadata_of("sacct-parsable2.txt", job_id)
     without_d = metadata_of("sacct-parsable2-without-D.txt", job_id)
     assert len(without_d["attempts"]) == 1                           # sacct without -D: the last run only
-    merged, later = slurm.keep_known_facts(with_d, without_d)
+    merged, later = slurm_merge.keep_known_facts(with_d, without_d)
     assert merged["attempts"] == with_d["attempts"] and later is None
     assert merged["started_at"] == with_d["started_at"] and merged["submitted_at"] == with_d["submitted_at"]
 
@@ -345,7 +345,7 @@ def test_a_new_run_after_the_stored_one_wins():
     rerun["attempts"] = [dict(stored["attempts"][0], status="requeued"),
                          {"started_at": "2026-11-23T23:00:00", "ended_at": "2026-11-23T23:10:00", "gpus": 0,
                           "exit_code": 0, "status": "completed"}]
-    merged, later = slurm.keep_known_facts(stored, rerun)
+    merged, later = slurm_merge.keep_known_facts(stored, rerun)
     assert (merged["status"], merged["exit_code"], later) == ("completed", 0, None)
     assert [a["status"] for a in merged["attempts"]] == ["failed", "completed"]   # the first run's outcome stays
 

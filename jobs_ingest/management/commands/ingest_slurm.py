@@ -2,7 +2,7 @@ from dataclasses import replace
 
 from django.core.management.base import CommandError
 
-from jobs_ingest.adapters import Adapted, slurm
+from jobs_ingest.adapters import Adapted, slurm, slurm_merge
 from jobs_ingest.management.ingest_command import IngestCommand, open_input
 from jobs_ingest.models import Job
 
@@ -45,7 +45,7 @@ class Command(IngestCommand):
         job = (Job.objects.filter(platform=slurm.PLATFORM, external_id=metadata.get("external_id"))
                .prefetch_related("attempts").first())
         if job is not None:
-            metadata, later = slurm.keep_known_facts(stored_metadata(job), metadata)
+            metadata, later = slurm_merge.keep_known_facts(stored_metadata(job), metadata)
             if later:
                 said = ", ".join(f"{k} {v if v is not None else '-'}" for k, v in later.items())
                 self.stderr.write(f"{self.name}: job {job.external_id}: sacct now says {said}; kept what it said "
