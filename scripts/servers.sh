@@ -27,22 +27,12 @@ PG_BIN=/usr/lib/postgresql/15/bin
 PG_TIMEOUT=60 REDIS_TIMEOUT=30 ES_TIMEOUT=240 STOP_TIMEOUT=60
 
 T0=$SECONDS
-log() { printf '[servers %s +%3ss] %s\n' "$(date +%H:%M:%S)" "$((SECONDS - T0))" "$*" >&2; }
-die() { printf '\n[servers] ERROR: %s\n' "$*" >&2; exit 1; }
-show_log() { # file [lines]
-    if [[ -f "$1" ]]; then
-        printf -- '----- last %s lines of %s -----\n' "${2:-40}" "$1" >&2
-        tail -n "${2:-40}" "$1" >&2 || true
-        printf -- '----- end of %s -----\n' "$1" >&2
-    else
-        printf '(no log file at %s)\n' "$1" >&2
-    fi
-}
+LOG_TAG=servers
+# shellcheck source=scripts/lib.sh
+source "$REPO/scripts/lib.sh"   # log, die, show_log, pid_alive, read_pid, wait_gone
 is_root() { [[ $EUID -eq 0 ]]; }
 # Run a command as a service user when we are root (PG and ES refuse to run as root); as ourselves otherwise.
 as_user() { local u="$1"; shift; if is_root; then (cd / && runuser -u "$u" -- "$@"); else "$@"; fi; }
-pid_alive() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
-read_pid() { [[ -s "$1" ]] && tr -dc '0-9' <"$1" || true; }
 
 # ---------------------------------------------------------------- servers folder
 resolve_dir() {
@@ -289,18 +279,6 @@ es_start() {
     log "elasticsearch: healthy (status yellow or better) in $((SECONDS - t))s"
 }
 
-wait_gone() { # pid name
-    local deadline=$((SECONDS + STOP_TIMEOUT))
-    while pid_alive "$1"; do
-        if ((SECONDS >= deadline)); then
-            log "$2: still alive after ${STOP_TIMEOUT}s, sending SIGKILL to $1"
-            kill -KILL "$1" 2>/dev/null || true
-            sleep 1
-            return
-        fi
-        sleep 0.5
-    done
-}
 
 es_stop() {
     local pid; pid="$(es_pid)"

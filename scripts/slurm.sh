@@ -31,19 +31,9 @@ PACKAGES=(slurmctld slurmd slurmdbd slurm-client mariadb-server munge)
 START_TIMEOUT=60 STOP_TIMEOUT=30
 
 T0=$SECONDS
-log() { printf '[slurm %s +%3ss] %s\n' "$(date +%H:%M:%S)" "$((SECONDS - T0))" "$*" >&2; }
-show_log() { # file [lines]
-    if [[ -f "$1" ]]; then
-        printf -- '----- last %s lines of %s -----\n' "${2:-40}" "$1" >&2
-        tail -n "${2:-40}" "$1" >&2 || true
-        printf -- '----- end of %s -----\n' "$1" >&2
-    else
-        printf '(no log file at %s)\n' "$1" >&2
-    fi
-}
-die() { printf '\n[slurm] ERROR: %s\n' "$*" >&2; exit 1; }
-pid_alive() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
-read_pid() { [[ -s "$1" ]] && tr -dc '0-9' <"$1" || true; }
+LOG_TAG=slurm
+# shellcheck source=scripts/lib.sh
+source "$REPO/scripts/lib.sh"   # log, die, show_log, pid_alive, read_pid, wait_gone
 # The pid in a pid file, only if that process is the named program (a stale file never names a stranger).
 our_pid() { # pidfile program
     local pid; pid="$(read_pid "$1")"
@@ -302,18 +292,6 @@ slurmd_start() {
     fi
 }
 
-wait_gone() { # pid name
-    local deadline=$((SECONDS + STOP_TIMEOUT))
-    while pid_alive "$1"; do
-        if ((SECONDS >= deadline)); then
-            log "$2: still alive after ${STOP_TIMEOUT}s, sending SIGKILL to $1"
-            kill -KILL "$1" 2>/dev/null || true
-            sleep 1
-            return
-        fi
-        sleep 0.2
-    done
-}
 stop_pid() { # pid name
     if [[ -n "$1" ]]; then
         log "$2: stopping pid $1 ..."
