@@ -2,7 +2,8 @@
 # The test command:   scripts/test.sh [pytest args ...]
 #
 # Works on a fresh machine: creates .venv (Python >= 3.11) if missing, installs requirements-dev.txt and
-# requirements-frameworks.txt (torch and keras for the training hook's tests; each file skipped when it
+# requirements-frameworks.txt (torch and keras for the training hook's tests) and requirements-train.txt
+# (scikit-learn, to check the learned tagger against it; each file skipped when it
 # has not changed since its last install), starts the local
 # PostgreSQL / Redis / Elasticsearch with scripts/servers.sh (skipped when they already answer),
 # exports their URLs and runs `python -m pytest "$@"` from the repo root with pytest's exit code.
@@ -144,7 +145,7 @@ local_settings() {
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then return 0; fi
 
 T0=$SECONDS
-ensure_venv requirements-dev.txt requirements-frameworks.txt
+ensure_venv requirements-dev.txt requirements-frameworks.txt requirements-train.txt
 ensure_chromium
 ensure_servers
 ensure_slurm

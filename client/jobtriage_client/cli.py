@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import selectors
 import shlex
 import signal
 import subprocess
@@ -87,8 +88,8 @@ def run(command: list, args) -> int:
             print(f"jobtriage: cannot run {shlex.join(command)}: {exc}", file=sys.stderr)
             return EXIT_CANNOT_RUN
         previous = _forward_signals(child)
-        pumps = [threading.Thread(target=_pump, args=(child.stdout, _binary(sys.stdout), tail), daemon=True),
-                 threading.Thread(target=_pump, args=(child.stderr, _binary(sys.stderr), tail), daemon=True)]
+        pumps = [threading.Thread(target=_pump, args=([(child.stdout, _binary(sys.stdout)),
+                                                       (child.stderr, _binary(sys.stderr))], tail), daemon=True)]
         for pump in pumps:
             pump.start()
         try:
@@ -167,20 +168,28 @@ def _capture_from_log(log_bytes: bytes) -> Optional[dict]:
     return capture if isinstance(capture, dict) else None
 
 
-def _pump(source, sink, tail: TailBuffer) -> None:
-    """Copy a child's stream to our own as it comes (no line buffering: progress bars stay live)."""
-    fd = source.fileno()
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        try:
-            sink.write(chunk)
-            sink.flush()
-        except (OSError, ValueError):  # our console went away; keep the tail anyway
-            pass
-        tail.write(chunk)
-    source.close()
+def _pump(streams: list, tail: TailBuffer) -> None:
+    """Copy the child's streams to our own as output comes (no line buffering: progress bars stay live).
+
+    One reader for both streams, so the tail keeps the order in which output became available: with a
+    reader thread per stream, a stdout line could land inside a traceback printed on stderr."""
+    selector = selectors.DefaultSelector()
+    for source, sink in streams:
+        selector.register(source, selectors.EVENT_READ, sink)
+    while selector.get_map():
+        for key, _ in selector.select():
+            chunk = os.read(key.fd, 65536)
+            if not chunk:
+                selector.unregister(key.fileobj)
+                key.fileobj.close()
+                continue
+            tail.write(chunk)
+            try:
+                key.data.write(chunk)
+                key.data.flush()
+            except (OSError, ValueError):  # our console went away; keep the tail anyway
+                pass
+    selector.close()
 
 
 def _forward_signals(child) -> dict:
