@@ -187,10 +187,12 @@ def fallback(analysis_like, *, rule_category: str, rule_confidence: float,
     thresholds were chosen by grouped cross-validation on the development corpus (bench/learned.md).
     """
     model = model or default_model()
+    limits = model.thresholds
+    if rule_category != UNCLASSIFIED and rule_confidence >= limits["rule_unsure_below"]:
+        return None   # a sure rule stands: no need to ask the model (most logs; keeps parse + tag fast)
     prediction = model.predict(analysis_like)
     if prediction.category == UNCLASSIFIED:
         return None
-    limits = model.thresholds
     if rule_category == UNCLASSIFIED:
         return prediction if prediction.probability >= limits["unclassified_min_probability"] else None
     if (rule_confidence < limits["rule_unsure_below"] and prediction.category != rule_category
