@@ -43,6 +43,9 @@ class Job(models.Model):
     log_bytes = models.BigIntegerField(default=0)
     log_sha256 = models.CharField(max_length=64, blank=True)
     extra = models.JSONField(default=dict, blank=True, help_text="metadata fields we do not model")
+    # Hosts the job ran on, from the scheduler's metadata (Slurm NodeList expanded, Kubernetes nodeName,
+    # Philly machines): with the hosts a failure's text names, they let the Nodes page find a bad node.
+    nodes = models.JSONField(default=list, db_default=[], blank=True)
     ingest_state = models.CharField(max_length=16, choices=Ingest.choices, default=Ingest.QUEUED, db_index=True)
     ingest_error = models.TextField(blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
@@ -91,6 +94,11 @@ class Signature(models.Model):
     normaliser_version = models.CharField(max_length=16)
     exception_type = models.CharField(max_length=255, blank=True)
     masked_message = models.TextField()
+    # The failure reason across code bases (LUCI Analysis's reason clusters): a hash of the exception type
+    # and the message with identifiers, quoted names, paths and numbers masked. The exact fingerprint
+    # still separates different code; many signatures share one cluster.
+    cluster = models.CharField(max_length=64, blank=True, default="", db_default="", db_index=True)
+    cluster_message = models.TextField(blank=True, default="", db_default="")
     category = models.CharField(max_length=32, choices=CATEGORY_CHOICES, db_index=True,
                                 help_text="automatic category of its latest failure")
     confidence = models.FloatField(default=0, help_text="confidence of that automatic category")
