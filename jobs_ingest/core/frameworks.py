@@ -117,9 +117,11 @@ def launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable):
         if memory:
             return tag_cls("cpu_oom", 0.85, "cpu_oom.child_sigkill_memory",
                            f"killed by SIGKILL (signal 9); memory evidence: {memory[:200]}")
-        return tag_cls("unclassified", 0.3, "unclassified.signal_sigkill",
-                       "killed by SIGKILL (signal 9); no memory evidence in the log (the kernel's OOM killer, "
-                       "a scheduler or a user may have sent it)")
+        # taxonomy.md lists signal 9 / -9 under cpu_oom: the OOM killer is the usual sender. Without
+        # memory evidence the tag says so and stays unsure.
+        return tag_cls("cpu_oom", 0.5, "cpu_oom.signal_sigkill",
+                       "killed by SIGKILL (signal 9); no memory evidence in the log (usually the kernel's OOM "
+                       "killer, but a scheduler or a user may have sent it)")
     if sig is not None:
         name = SIGNALS.get(sig, f"signal {sig}")
         return tag_cls("unclassified", 0.3, f"unclassified.signal_{name.lower()}",

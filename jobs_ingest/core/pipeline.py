@@ -118,7 +118,8 @@ def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, 
             return _as_infrastructure(analysis, finding, lines, line_offset, grouping)
     # A launcher's wrapper (ChildFailedError, CalledProcessError) says nothing of the cause: no guess there.
     # Nor where the rules said plainly why they cannot tell (a bare signal, a cut log, an empty wrapper).
-    plainly = tagging.frameworks and analysis.rule.startswith("unclassified.") and analysis.rule != "unclassified.no_rule"
+    plainly = tagging.frameworks and (analysis.rule.startswith(("unclassified.", "cpu_oom.signal_sigkill"))
+                                      and analysis.rule != "unclassified.no_rule")
     if tagging.learned_fallback and analysis.found and not WRAPPERS.search(analysis.exception_type) and not plainly:
         answer = learned.fallback(analysis, rule_category=analysis.category, rule_confidence=analysis.confidence)
         if answer is not None:
