@@ -53,7 +53,8 @@ _KILL_SIGNALS = {"9", "SIGKILL", "KILL"}
 # when the scheduler says the process was killed.
 _FAR_FROM_END = 200
 _CHAIN_OVERRIDES_BELOW = 0.8
-_TAIL_GUESS_LINES = 3  # a log without a parsed failure: how many last lines a rule may read
+_TAIL_GUESS_LINES = 3
+_TRUNCATED_CONTEXT = 8  # lines before a cut traceback that may hold the error it raises  # a log without a parsed failure: how many last lines a rule may read
 
 
 def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int | None = None,
@@ -223,8 +224,10 @@ def _recovered(lines: list[str], terminal: LogFailure | None) -> LogFailure | No
         return terminal
     if terminal is None:
         return cut
+    # A failure just before the cut traceback (TF's "OP_REQUIRES failed" status) is what it raises.
     between = lines[terminal.line_index:cut.start_index]
-    if cut.start_index > terminal.line_index and not any(m in line for line in between for m in CHAIN_MARKERS):
+    if cut.start_index - terminal.line_index > _TRUNCATED_CONTEXT and not any(
+            m in line for line in between for m in CHAIN_MARKERS):
         return cut
     return terminal
 
