@@ -51,6 +51,18 @@ def tf_root_error(message: str) -> tuple[str, str] | None:
     return etype, text
 
 
+def with_root_errors(lines: list[str], failure: LogFailure) -> str:
+    """The failure's message, with the root-error block that follows its line when the parser stopped
+    before it (a bare "InvalidArgumentError: Graph execution error:" line without a traceback)."""
+    after = "\n".join(lines[failure.line_index + 1:failure.line_index + 40])
+    if _ROOT_ERRORS.search(failure.message or ""):
+        return failure.message if "(0)" in failure.message else failure.message + "\n" + after
+    m = _ROOT_ERRORS.search(after)
+    if m and not after[:m.start()].strip(" \t\n:").count("\n") > 2:
+        return (failure.message or "") + "\n" + after
+    return failure.message
+
+
 # --- exit codes and signals of a launcher's child --------------------------------------------------
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
            11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}

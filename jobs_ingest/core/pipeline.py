@@ -162,6 +162,8 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
     if terminal.kind == "truncated":
         tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag)
+    elif tagging.frameworks:
+        tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
     else:
         tag = tagging.tag(terminal.exception_type, terminal.message, context)
     # In a chain ("During handling of the above exception..."), a generic last exception often
