@@ -18,7 +18,7 @@ from django.db import transaction
 
 from jobs_ingest.jobspec import JobSpec, looks_binary
 from jobs_ingest.models import Attempt, Job
-from jobs_ingest.tasks import analyse_job
+from jobs_ingest.tasks import enqueue_analysis
 
 log = logging.getLogger(__name__)
 COPY_CHUNK = 1024 * 1024
@@ -99,14 +99,6 @@ def receive_job(spec: JobSpec, log_stream: BinaryIO | None,
             Attempt.objects.bulk_create(Attempt(
                 job=job, number=a.number, started_at=a.started_at, ended_at=a.ended_at, gpus=a.gpus,
                 exit_code=a.exit_code, status=a.status) for a in spec.attempts)
-        transaction.on_commit(lambda: enqueue_analysis(job.pk))
+        transaction.on_commit(lambda: enqueue_analysis([job.pk]))
     return Received(job, created)
 
-
-def enqueue_analysis(job_id: int) -> None:
-    """Queue the analysis; if the broker is down the job stays QUEUED and `requeue_pending` (run by
-    beat) queues it again later, so an accepted job is never dropped."""
-    try:
-        analyse_job.delay(job_id)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        log.warning("job %s stored but not queued (broker unavailable: %s); requeue_pending will retry", job_id, exc)
