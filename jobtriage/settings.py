@@ -108,6 +108,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", 3600))}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Analysis in batches (jobs_ingest/tasks.py): at most this many jobs per batch, gathered for at most this
+# many seconds after the first one arrives.
+JOBTRIAGE_BATCH_SIZE = int(os.environ.get("JOBTRIAGE_BATCH_SIZE", 500))
+JOBTRIAGE_BATCH_WAIT = float(os.environ.get("JOBTRIAGE_BATCH_WAIT", 0.5))
+JOBTRIAGE_API_MAX_BATCH = int(os.environ.get("JOBTRIAGE_API_MAX_BATCH", 500))  # jobs per bulk API request
 # With the broker down, publishing gives up after about a second (the job is already stored and
 # requeue_pending queues it later) instead of holding the API request for the default ~20 s.
 CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("CELERY_BROKER_CONNECTION_TIMEOUT", 1.0))

@@ -1,13 +1,18 @@
-"""What triage does when jobs_ingest has analysed a failure (its `failure_analysed` signal, sent inside
-the analysis transaction). One receiver, so the order of the steps is written here rather than left to
-the order in which receivers happened to be connected."""
+"""What triage does when jobs_ingest has analysed a batch of failures (its `failures_analysed` signal, sent
+inside the analysis transaction). One receiver, so the order of the steps is written here rather than left
+to the order in which receivers happened to be connected."""
 from __future__ import annotations
 
 from triage import rollups, services
+from triage.models import SignatureTriage
 
 
-def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) -> None:
+def on_failures_analysed(sender, failures, new_to_signature, **kwargs) -> None:
     # 1. A resolved signature failing again regresses (its state only: no counted label changes).
-    services.mark_regression(failure, signature, new_to_signature)
-    # 2. Then the rollups count the failure with the labels it has now.
-    rollups.refresh_failures([failure.pk])
+    resolved = set(SignatureTriage.objects.filter(signature_id__in={f.signature_id for f in failures},
+                                                  state=SignatureTriage.State.RESOLVED).values_list("pk", flat=True))
+    for failure in failures:
+        if failure.signature_id in resolved:
+            services.mark_regression(failure, failure.signature, new_to_signature[failure.pk])
+    # 2. Then the rollups count the batch's failures with the labels they have now (set-based, once).
+    rollups.refresh_failures([f.pk for f in failures])
