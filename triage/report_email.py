@@ -83,37 +83,54 @@ def _claim(week: Week, team: str) -> bool:
         return True
 
 
+def manager_recipients() -> list[str]:
+    """Managers (the Managers role) receive the all-teams report."""
+    from django.contrib.auth.models import User
+    from triage.roles import MANAGERS
+    return sorted(set(User.objects.filter(groups__name=MANAGERS, is_active=True).exclude(email="")
+                      .values_list("email", flat=True)))
+
+
+ALL_TEAMS = ""  # the report of every team, for managers
+
+
 def send_team_reports(week: Week | None = None, team: str | None = None, *, dry_run: bool = False,
                       once: bool = False, out=None) -> str:
-    """Render and send each team's report (one team with `team`). Teams come from triage.Team; a team
-    with no failures in the week, or without member emails, gets no email. Returns a one-line summary."""
+    """Render and send each team's report (one team with `team`), then, for all teams, the all-teams
+    report to the managers. Teams named on jobs become triage.Team rows first. A report with no failures
+    in the week, or without recipients, gets no email. Returns a one-line summary."""
+    from triage import teams
     week = week or last_complete_week(timezone.now().date())
-    names = [team] if team else list(Team.objects.order_by("name").values_list("name", flat=True))
-    sent = skipped_empty = skipped_nobody = 0
+    if team is None:
+        teams.sync_from_jobs()
+    names = [team] if team else list(Team.objects.order_by("name").values_list("name", flat=True)) + [ALL_TEAMS]
+    sent = rendered = skipped_empty = skipped_nobody = 0
     for name in names:
+        label = name or "all teams"
         report = build(week, name)  # with its charts: the email draws them as bars
         if not report.has_failures:
             skipped_empty += 1
             if out:
-                out.write(f"{week} {name}: no failures, no email\n")
+                out.write(f"{week} {label}: no failures, no email\n")
             continue
-        to = recipients(name)
+        to = recipients(name) if name else manager_recipients()
         subject, text, html = render_email(report)
+        rendered += 1
         if dry_run:
-            out and out.write(f"--- {week} {name} → {', '.join(to) or '(no recipients)'}\nSubject: {subject}\n\n{text}\n")
+            out and out.write(f"--- {week} {label} → {', '.join(to) or '(no recipients)'}\nSubject: {subject}\n\n{text}\n")
             continue
         if not to:
             skipped_nobody += 1
-            out and out.write(f"{week} {name}: no member with an email address, not sent\n")
+            out and out.write(f"{week} {label}: no {'member' if name else 'manager'} with an email address, not sent\n")
             continue
-        if once and not _claim(week, name):
-            out and out.write(f"{week} {name}: already sent\n")
+        if once and not _claim(week, name or "*all-teams*"):
+            out and out.write(f"{week} {label}: already sent\n")
             continue
         message = EmailMultiAlternatives(subject, text, to=to)
         message.attach_alternative(html, "text/html")
         message.send()
         sent += 1
-        out and out.write(f"{week} {name}: sent to {len(to)} recipient(s)\n")
+        out and out.write(f"{week} {label}: sent to {len(to)} recipient(s)\n")
     verb = "rendered" if dry_run else "sent"
-    return (f"{week}: {sent if not dry_run else len(names) - skipped_empty} report(s) {verb}, "
-            f"{skipped_empty} team(s) without failures, {skipped_nobody} without recipients")
+    return (f"{week}: {rendered if dry_run else sent} report(s) {verb}, "
+            f"{skipped_empty} without failures, {skipped_nobody} without recipients")

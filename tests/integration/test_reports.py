@@ -8,6 +8,7 @@ import socket
 from email import policy
 
 import pytest
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -128,12 +129,15 @@ def test_weekly_report_email_through_a_real_smtp_server(dataset, smtp_sink, djan
                        django_user_model.objects.create_user("v2", "v2@example.com"))
     nlp.members.add(django_user_model.objects.create_user("n1", "n1@example.com"))
     speech.members.add(django_user_model.objects.create_user("s1", "s1@example.com"))  # no failures: no email
+    manager = django_user_model.objects.create_user("m1", "m1@example.com")
+    manager.groups.add(Group.objects.get(name=MANAGERS))
     out = io.StringIO()
     call_command("weekly_report", "--week", "2026-W47", stdout=out)
 
-    assert "2 report(s) sent, 1 team(s) without failures" in out.getvalue()
+    assert "3 report(s) sent, 1 without failures, 0 without recipients" in out.getvalue()
     by_recipient = {tuple(sorted(to)): message for to, message in smtp_sink.messages}
-    assert set(by_recipient) == {("v1@example.com", "v2@example.com"), ("n1@example.com",)}
+    assert set(by_recipient) == {("v1@example.com", "v2@example.com"), ("n1@example.com",), ("m1@example.com",)}
+    assert str(by_recipient[("m1@example.com",)]["Subject"]).startswith("Failed jobs 2026-W47: ")  # all teams
     message = by_recipient[("v1@example.com", "v2@example.com")]
     assert message.get_content_type() == "multipart/alternative"
     assert str(message["Subject"]).strip() == "Failed jobs 2026-W47 · vision: 2 failures, 44 GPU hours wasted"
