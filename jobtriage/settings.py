@@ -86,6 +86,10 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# plotly.js comes from the installed `plotly` package (jobtriage/staticfinders.py), never a CDN.
+STATICFILES_FINDERS = ["django.contrib.staticfiles.finders.FileSystemFinder",
+                       "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+                       "jobtriage.staticfinders.PlotlyFinder"]
 STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", BASE_DIR / "staticfiles"))
 
 # Logs received by the API or copied by ingest_dir are kept here; the database holds their path.
@@ -175,6 +179,9 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", 30))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "jobtriage <jobtriage@localhost>")
+# The weekly email's charts as PNG images drawn by kaleido with the machine's Chromium (0 = table bars only).
+JOBTRIAGE_EMAIL_CHART_IMAGES = env_bool("JOBTRIAGE_EMAIL_CHART_IMAGES", True)
+JOBTRIAGE_EMAIL_CHART_TIMEOUT = float(os.environ.get("JOBTRIAGE_EMAIL_CHART_TIMEOUT", 120))
 JOBTRIAGE_BASE_URL = os.environ.get("JOBTRIAGE_BASE_URL", "http://localhost:8000").rstrip("/")
 # When the beat sends each team's report for the last complete ISO week: "minute hour day_of_week" (UTC).
 JOBTRIAGE_REPORT_SCHEDULE = os.environ.get("JOBTRIAGE_REPORT_SCHEDULE", "0 7 mon")
