@@ -3,7 +3,7 @@ the analysis transaction). One receiver, so the order of the steps is written he
 the order in which receivers happened to be connected."""
 from __future__ import annotations
 
-from triage import rollups, services
+from triage import alerts, rollups, services
 
 
 def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) -> None:
@@ -11,3 +11,5 @@ def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) 
     services.mark_regression(failure, signature, new_to_signature)
     # 2. Then the rollups count the failure with the labels it has now.
     rollups.refresh_failures([failure.pk])
+    # 3. Alerts look at the signature after commit, off the ingest path (one task per transaction).
+    alerts.schedule_check(signature.pk)
