@@ -195,6 +195,16 @@ def _report_crontab():
 
 CELERY_BEAT_SCHEDULE["weekly-reports"] = {"task": "triage.tasks.send_weekly_reports", "schedule": _report_crontab()}
 
+# Alerts (issue #17, docs/alerts.md): one alert per subscription and thing per window; failed deliveries
+# are retried with exponential backoff (base, 2*base, ... capped at an hour) up to MAX_ATTEMPTS.
+JOBTRIAGE_ALERT_WINDOW_HOURS = int(os.environ.get("JOBTRIAGE_ALERT_WINDOW_HOURS", 24))
+JOBTRIAGE_ALERT_NEW_DAYS = int(os.environ.get("JOBTRIAGE_ALERT_NEW_DAYS", 7))  # "new" = first seen this recently
+JOBTRIAGE_ALERT_SPIKE_MIN_FAILURES = int(os.environ.get("JOBTRIAGE_ALERT_SPIKE_MIN_FAILURES", 3))
+JOBTRIAGE_ALERT_MAX_ATTEMPTS = int(os.environ.get("JOBTRIAGE_ALERT_MAX_ATTEMPTS", 6))
+JOBTRIAGE_ALERT_RETRY_BASE_SECONDS = int(os.environ.get("JOBTRIAGE_ALERT_RETRY_BASE_SECONDS", 30))
+JOBTRIAGE_ALERT_WEBHOOK_TIMEOUT = float(os.environ.get("JOBTRIAGE_ALERT_WEBHOOK_TIMEOUT", 10))
+CELERY_BEAT_SCHEDULE["retry-pending-alerts"] = {"task": "triage.tasks.retry_pending_alerts", "schedule": 300.0}
+
 # The analytics rollups (triage/rollups.py) are PostgreSQL-only; their "NULLS NOT DISTINCT" unique keys do
 # not exist on the SQLite zero-setup default, where the charts read the raw tables instead.
 SILENCED_SYSTEM_CHECKS = ["models.W047"]

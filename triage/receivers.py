@@ -3,7 +3,7 @@ inside the analysis transaction). One receiver, so the order of the steps is wri
 to the order in which receivers happened to be connected."""
 from __future__ import annotations
 
-from triage import rollups, services
+from triage import alerts, rollups, services
 from triage.models import SignatureTriage
 
 
@@ -16,3 +16,6 @@ def on_failures_analysed(sender, failures, new_to_signature, **kwargs) -> None:
             services.mark_regression(failure, failure.signature, new_to_signature[failure.pk])
     # 2. Then the rollups count the batch's failures with the labels they have now (set-based, once).
     rollups.refresh_failures([f.pk for f in failures])
+    # 3. Alerts look at the signatures after commit, off the ingest path (one task per transaction).
+    for signature_id in sorted({f.signature_id for f in failures}):
+        alerts.schedule_check(signature_id)
