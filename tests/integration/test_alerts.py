@@ -2,6 +2,7 @@
 deliveries run by a real Celery worker on Redis, emails received by a real SMTP server (aiosmtpd) and
 webhooks by a real HTTP server on loopback. Also who may subscribe to what."""
 import json
+import re
 import threading
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,7 +91,8 @@ def test_new_signature_alert_is_emailed_once_through_a_real_smtp_server(celery_w
     assert AlertDelivery.objects.count() == 1 and delivery.subscription.user == erin
     to, message = smtp_sink.messages[0]
     assert to == ["erin@example.com"]
-    assert message["Subject"].startswith("[jobtriage] New failure signature, 16.0 GPU h:")
+    # a2 may be analysed in a2's own batch or in a1's: the alert tells the cost seen when it fired
+    assert re.match(r"\[jobtriage\] New failure signature, (8|16)\.0 GPU h: OutOfMemoryError", message["Subject"])
     assert f"https://jobtriage.example/signatures/{delivery.payload['jobtriage']['signature']}/" in message.get_content()
 
 
