@@ -16,6 +16,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 
 from jobs_ingest.core import analyse_log, analyse_text
+from jobs_ingest.core.logread import LogSource
 from django.utils import timezone
 
 from jobs_ingest.jobspec import SUCCESS_STATUSES
@@ -130,6 +131,32 @@ def _analyse_log(job: Job):
     return analyse_text("", exit_code=job.exit_code, signal=job.signal or None)
 
 
+def resolve_line_numbers(failure: Failure) -> Failure:
+    """Make a failure's line numbers count from the start of its log, counting the newlines before its
+    window now (a streamed scan, about a second per GB), for a failure analysed deep in a big log
+    (`line_numbers_from` > 0). Done once, when someone opens the job's page; a no-op otherwise or when
+    the log is gone (the numbers then stay relative to the window, and the page says so)."""
+    start = failure.line_numbers_from
+    job = failure.job
+    if not start or not job.log_path:
+        return failure
+    try:
+        with LogSource(Path(settings.JOBTRIAGE_LOG_DIR) / job.log_path) as log:
+            if log.size < start:
+                return failure  # not the log that was analysed
+            shift = log.line_number_at(start) - 1
+    except OSError:
+        return failure
+    # Conditional on the offset, so a concurrent re-analysis or a second viewer cannot shift twice.
+    moved = Failure.objects.filter(pk=failure.pk, line_numbers_from=start).update(
+        line_numbers_from=0, excerpt_start_line=F("excerpt_start_line") + shift,
+        failure_line_number=F("failure_line_number") + shift, indexed_at=None)
+    if moved:
+        transaction.on_commit(lambda: enqueue_indexing([failure.pk]))
+    failure.refresh_from_db(fields=["line_numbers_from", "excerpt_start_line", "failure_line_number"])
+    return failure
+
+
 def _signatures_for(analyses) -> dict[tuple[str, str], Signature]:
     """The batch's signatures, created where missing (one INSERT ... ON CONFLICT DO NOTHING, one SELECT)."""
     wanted = {}
@@ -184,6 +211,6 @@ def _update_signatures(failures: list[Failure], previous: dict, analyses: dict) 
 FAILURE_FIELDS = ("found", "failure_line", "failure_line_number", "exception_type", "message", "traceback",
                   "user_frame", "excerpt", "excerpt_start_line", "stage", "category", "dimension", "confidence",
                   "rule", "evidence", "tagger_version", "tagging_config", "grouping_config", "retry_advice", "capture",
-                  "fault", "suspect_nodes")
+                  "fault", "suspect_nodes", "line_numbers_from")
 # Written on a re-analysis (INSERT ... ON CONFLICT (job) DO UPDATE): every derived field.
 UPSERT_FIELDS = ["signature", "gpu_seconds", "indexed_at", "analysed_at", *FAILURE_FIELDS]

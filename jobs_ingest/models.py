@@ -169,6 +169,9 @@ class Failure(models.Model):
     suspect_nodes = models.JSONField(default=list, db_default=[], blank=True)
     capture = models.JSONField(default=dict, blank=True,
                                help_text="what the training-side hook captured (stages, inputs, artifacts, replay)")
+    line_numbers_from = models.BigIntegerField(
+        default=0, db_default=0,
+        help_text="byte offset the line numbers count from; 0 = whole log (resolved when the job page opens)")
     analysed_at = models.DateTimeField(auto_now=True)
     indexed_at = models.DateTimeField(null=True, blank=True, db_index=True,
                                       help_text="when Elasticsearch last received this version; null = pending")

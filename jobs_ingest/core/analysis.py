@@ -10,7 +10,7 @@ class Analysis:
     # The failure that terminated the job, as found in the log.
     found: bool                      # False when the log shows no failure (then category is unclassified)
     failure_line: str                # the line of the log that states the failure (rank prefixes kept)
-    failure_line_number: int | None  # 1-based line number in the whole log; None if not from the log
+    failure_line_number: int | None  # 1-based line number (see line_numbers_from); None if not from the log
     exception_type: str              # e.g. "torch.OutOfMemoryError", "FileNotFoundError"; "" if none
     message: str                     # the exception's message (first lines, capped)
     traceback: str                   # the traceback excerpt that led to it (capped lines), "" if none
@@ -38,6 +38,9 @@ class Analysis:
     # the nodes the failure text names (only for platform faults: a program error accuses no node).
     fault: str = "user"
     suspect_nodes: tuple[str, ...] = ()
+    # Byte offset of the line the line numbers count from: 0 (numbers in the whole log) unless the failure
+    # lay deeper than logread.LINE_COUNT_BYTES, where counting every newline before it would cost a full read.
+    line_numbers_from: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -16,6 +16,10 @@ TAIL_BYTES = 256 * 1024          # first window: covers nearly every traceback
 WINDOW_BYTES = 512 * 1024        # later windows, walking backwards (small: only windows the hint matches are parsed)
 OVERLAP_BYTES = 64 * 1024        # so a traceback that straddles two windows is seen whole
 MAX_LINE_CHARS = 4000            # a 1 MB single line is cut, not analysed whole
+# Line numbers are counted at analysis only when the failure window starts this close to the start of the
+# log (a C-speed scan of at most 8 MiB); deeper, they count from the window and the job page resolves
+# them when someone opens it (jobs_ingest.failures.resolve_line_numbers), so analysis stays bounded.
+LINE_COUNT_BYTES = 8 * 1024 * 1024
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -82,7 +86,7 @@ class LogSource:
 
     def line_number_at(self, offset: int) -> int:
         """1-based number of the line that starts at byte `offset`: counts the newlines before it,
-        streamed 1 MiB at a time. Called once, for the window that holds the failure."""
+        streamed 1 MiB at a time. The analysis calls it only below LINE_COUNT_BYTES."""
         count, pos = 0, 0
         while pos < offset:
             chunk = self.read(pos, min(offset, pos + 1024 * 1024))

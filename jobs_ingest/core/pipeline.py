@@ -20,7 +20,7 @@ from .analysis import Analysis
 from .capture import HOOK_STAGES, find_capture
 from .configs import GroupingConfig, TaggingConfig
 from .evidence import find_failures
-from .logread import LogSource, split_lines
+from .logread import LINE_COUNT_BYTES, LogSource, split_lines
 from .tagger import Tag
 from .taxonomy import CATEGORIES, fault
 from .terminating import root_cause_exit_code, terminating_failure
@@ -80,9 +80,12 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
                 break
         # No failure anywhere: what the job printed last is what the page should show.
         window = found or tail
-        line_offset = log.line_number_at(window.start) - 1 if window and window.start else 0
+        start = window.start if window else 0
+        counted = start <= LINE_COUNT_BYTES
+        line_offset = log.line_number_at(start) - 1 if counted and start else 0
     lines = window.lines if window else []
-    return _analyse_lines(lines, failures if found else [], line_offset, exit_code, signal, grouping, tagging)
+    analysis = _analyse_lines(lines, failures if found else [], line_offset, exit_code, signal, grouping, tagging)
+    return analysis if counted else dataclasses.replace(analysis, line_numbers_from=start)
 
 
 def analyse_text(text: str, *, exit_code: int | None = None, signal: int | str | None = None,

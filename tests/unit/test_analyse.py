@@ -1,4 +1,5 @@
 """End to end over fixture logs: the terminating failure, its line, stage, tag and signature."""
+import io
 import pathlib
 import sys
 import time
@@ -12,7 +13,7 @@ import pytest  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from jobs_ingest.core import Analysis, analyse_log, analyse_text  # noqa: E402
-from jobs_ingest.core.logread import split_lines  # noqa: E402
+from jobs_ingest.core.logread import LINE_COUNT_BYTES, LogSource, split_lines  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "logs"
 
@@ -183,8 +184,35 @@ def test_big_log_traceback_at_end_bounded_memory(tmp_path):
     finally:
         tracemalloc.stop()
     assert a.category == "gpu_oom" and a.stage == "training"
-    assert a.failure_line_number == line
+    # 50 MB deep: numbered from the failure window, which the job page resolves to the whole log's numbers
+    assert a.line_numbers_from > LINE_COUNT_BYTES
+    with LogSource(p) as log:
+        assert log.line_number_at(a.line_numbers_from) - 1 + a.failure_line_number == line
     assert peak < 32 * 1024 * 1024, peak
+
+
+class CountingReader(io.FileIO):
+    bytes_read = 0
+
+    def read(self, size=-1):
+        data = super().read(size)
+        self.bytes_read += len(data)
+        return data
+
+
+def test_a_failure_at_the_end_of_a_big_log_costs_no_full_read(tmp_path):
+    p = tmp_path / "big.log"
+    _write_big(p, 50 * 1024 * 1024, 0)
+    with CountingReader(p) as fh:
+        analyse_log(fh)
+        assert fh.bytes_read < 2 * 1024 * 1024, fh.bytes_read
+
+
+def test_a_failure_near_the_start_of_the_log_is_numbered_in_the_whole_log(tmp_path):
+    p = tmp_path / "big.log"
+    line = _write_big(p, 5 * 1024 * 1024, 0)  # below LINE_COUNT_BYTES: counted at analysis
+    a = analyse_log(p)
+    assert a.line_numbers_from == 0 and a.failure_line_number == line
 
 
 def test_big_log_traceback_ten_megabytes_before_end(tmp_path):
@@ -197,7 +225,8 @@ def test_big_log_traceback_ten_megabytes_before_end(tmp_path):
     finally:
         tracemalloc.stop()
     assert a.category == "gpu_oom"
-    assert a.failure_line_number == line
+    with LogSource(p) as log:
+        assert log.line_number_at(a.line_numbers_from) - 1 + a.failure_line_number == line
     assert a.failure_line.startswith("torch.OutOfMemoryError")
     assert peak < 48 * 1024 * 1024, peak
 

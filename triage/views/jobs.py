@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from jobs_ingest.core.capture import clean_capture
 from jobs_ingest.core.taxonomy import CATEGORIES, RETRY_ADVICE, STAGES
+from jobs_ingest.failures import resolve_line_numbers
 from jobs_ingest.models import Failure, Job
 from triage import effective, services
 from triage.forms import OverrideForm
@@ -24,6 +25,8 @@ from triage.views.search import similar_panel
 def job_detail(request, job_id: int):
     job = get_object_or_404(Job.objects.prefetch_related("attempts"), pk=job_id)
     failure = Failure.objects.select_related("signature", "signature__triage").filter(job=job).first()
+    if failure and failure.line_numbers_from:
+        failure = resolve_line_numbers(failure)  # deep in a big log: counted once, now
     context = {"job": job, "failure": failure, "can_triage": can_triage(request.user),
                "capture": _hook_capture(failure, job)}
     if failure:
