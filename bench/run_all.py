@@ -93,6 +93,13 @@ BENCHMARKS = [
               args={"quick": ["--big-mb", "20", "--repeat", "1"], "full": ["--big-mb", "200"]}),
     Benchmark("ingest", "bench_ingest.py", "End-to-end ingest (ingest_dir -> Redis -> Celery -> PostgreSQL + "
               "Elasticsearch)", "json", servers=True, args={"quick": ["--jobs", "100"], "full": ["--jobs", "1000"]}),
+    Benchmark("philly", "bench_philly.py", "Bulk receiving: the Philly trace's size through ingest_philly", "json",
+              servers=True, args={"quick": ["--jobs", "5000"], "full": []}),
+    Benchmark("load", "load_api.py", "API under load: 50 concurrent senders, ingest lag at a steady rate", "json",
+              servers=True, args={"quick": ["--senders", "10", "--seconds", "10", "--steady-seconds", "10"],
+                                  "full": []}),
+    Benchmark("burst", "burst.py", "A 10,000-job burst while the worker is killed and replaced", "json",
+              servers=True, args={"quick": ["--jobs", "1000"], "full": []}),
     Benchmark("big_log", "bench_big_log.py", "Worker and API memory while ingesting a 1 GB log", "json",
               servers=True, args={"quick": ["--size-mb", "64"], "full": ["--size-mb", "1024"]}),
     Benchmark("pages", "bench_pages.py", "Page render time", "json", servers=True,
