@@ -16,13 +16,16 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 
 from jobs_ingest.core import analyse_log, analyse_text
+from jobs_ingest.core.judged import is_unsure, refine
 from jobs_ingest.core.logread import LogSource
 from django.utils import timezone
 
 from jobs_ingest.jobspec import SUCCESS_STATUSES
 from jobs_ingest.models import Attempt, Failure, Job, Signature
 from jobs_ingest.search.index import IndexingError
-from jobs_ingest.search.sync import index_failures
+from jobs_ingest.search.neighbours import judged_neighbours
+from jobs_ingest.search.query import SearchUnavailable
+from jobs_ingest.search.sync import es_client, index_failures
 from jobs_ingest.search.tasks import enqueue_indexing
 from jobs_ingest.signals import failures_analysed
 
@@ -76,6 +79,8 @@ def analyse_batch(job_ids, *, index_now: bool = False) -> BatchResult:
             Job.objects.filter(pk=pk).update(ingest_state=Job.Ingest.ERROR, ingest_error=f"log unreadable: {exc}")
     if not analyses:
         return result
+    if settings.JOBTRIAGE_LEARN_FROM_TRIAGE:
+        analyses = _learn_from_triage(analyses)
     with transaction.atomic():
         # Rows locked in one order (job ids, then signature ids) by every batch: no deadlock between workers.
         locked = {job.pk: job for job in Job.objects.select_for_update().filter(pk__in=analyses).order_by("pk")}
@@ -89,6 +94,7 @@ def analyse_batch(job_ids, *, index_now: bool = False) -> BatchResult:
             facts = analysis.as_dict()
             signature = signatures[(analysis.fingerprint, analysis.normaliser_version)]
             rows.append(Failure(job=locked[pk], signature=signature, gpu_seconds=gpu.get(pk, 0.0), indexed_at=None,
+                                judged_like_id=int(analysis.judged_like) if analysis.judged_like else None,
                                 **{k: facts[k] for k in FAILURE_FIELDS}))
         Failure.objects.bulk_create(rows, update_conflicts=True, unique_fields=["job"], update_fields=UPSERT_FIELDS)
         failures = list(Failure.objects.filter(job_id__in=analyses).order_by("pk"))
@@ -129,6 +135,20 @@ def _analyse_log(job: Job):
     if path is not None:
         return analyse_log(path, exit_code=job.exit_code, signal=job.signal or None)
     return analyse_text("", exit_code=job.exit_code, signal=job.signal or None)
+
+
+def _learn_from_triage(analyses: dict) -> dict:
+    """Unsure analyses take the category of their nearest judged neighbours when those agree
+    (core/judged.py), one search request per batch. With Elasticsearch down the rules' answers stand."""
+    unsure = {pk: a for pk, a in analyses.items() if is_unsure(a)}
+    if not unsure:
+        return analyses
+    try:
+        found = judged_neighbours(es_client(), settings.ES_INDEX_PREFIX, unsure)
+    except SearchUnavailable as exc:
+        log.warning("learning from triage skipped for %d analyses: %s", len(unsure), exc)
+        return analyses
+    return {pk: refine(a, found.get(pk, [])) if pk in unsure else a for pk, a in analyses.items()}
 
 
 def resolve_line_numbers(failure: Failure) -> Failure:
@@ -213,4 +233,4 @@ FAILURE_FIELDS = ("found", "failure_line", "failure_line_number", "exception_typ
                   "rule", "evidence", "tagger_version", "tagging_config", "grouping_config", "retry_advice", "capture",
                   "fault", "suspect_nodes", "line_numbers_from")
 # Written on a re-analysis (INSERT ... ON CONFLICT (job) DO UPDATE): every derived field.
-UPSERT_FIELDS = ["signature", "gpu_seconds", "indexed_at", "analysed_at", *FAILURE_FIELDS]
+UPSERT_FIELDS = ["signature", "judged_like", "gpu_seconds", "indexed_at", "analysed_at", *FAILURE_FIELDS]

@@ -169,6 +169,9 @@ class Failure(models.Model):
     suspect_nodes = models.JSONField(default=list, db_default=[], blank=True)
     capture = models.JSONField(default=dict, blank=True,
                                help_text="what the training-side hook captured (stages, inputs, artifacts, replay)")
+    judged_like = models.ForeignKey(
+        Signature, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="learning from triage: the judged signature whose category this failure took")
     line_numbers_from = models.BigIntegerField(
         default=0, db_default=0,
         help_text="byte offset the line numbers count from; 0 = whole log (resolved when the job page opens)")

@@ -116,6 +116,9 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # many seconds after the first one arrives.
 JOBTRIAGE_BATCH_SIZE = int(os.environ.get("JOBTRIAGE_BATCH_SIZE", 500))
 JOBTRIAGE_BATCH_WAIT = float(os.environ.get("JOBTRIAGE_BATCH_WAIT", 0.5))
+# Learning from triage (#14.2): an analysis the rules are unsure about takes the category people gave its
+# nearest judged signatures when those agree (jobs_ingest/core/judged.py); one search request per batch.
+JOBTRIAGE_LEARN_FROM_TRIAGE = env_bool("JOBTRIAGE_LEARN_FROM_TRIAGE", True)
 JOBTRIAGE_API_MAX_BATCH = int(os.environ.get("JOBTRIAGE_API_MAX_BATCH", 500))  # jobs per bulk API request
 # With the broker down, publishing gives up after about a second (the job is already stored and
 # requeue_pending queues it later) instead of holding the API request for the default ~20 s.
