@@ -44,3 +44,4 @@ class FixedByForm(forms.Form):
     job = forms.CharField(required=False, max_length=1000, label="Fixed by job",
                           help_text="a suggested job, our job id, its URL, or platform:external_id")
     unlink = forms.BooleanField(required=False)
+    confirm = forms.BooleanField(required=False, help_text="link even though the job failed or ended too early")

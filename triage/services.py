@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Iterable
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
@@ -160,24 +161,46 @@ def find_job(reference: str) -> Job | None:
 
 def fixed_by_candidates(signature: Signature, limit: int = 8) -> list[tuple[Job, str]]:
     """Later successful jobs that probably ran the fix, best first, each with why it was suggested:
-    same submitter and job name first, then the same job name in the same team. Looks at the
-    signature's 20 latest failures; each lookup is one indexed range scan per (owner, name) pair."""
+    same submitter and job name first, then the same job name in the same team. A candidate ended after
+    the latest failure of its (owner, name) pair: a success before that failure did not fix it. Looks at
+    the signature's 20 latest failures; each lookup is one indexed range scan per (owner, name) pair."""
     failures = list(signature.failures.select_related("job").order_by("-pk")[:20])
     if not failures:
         return []
-    since = min((f.job.ended_at or f.job.received_at) for f in failures) - timedelta(minutes=1)
     failed_ids = {f.job_id for f in failures}
-    later = (Job.objects.filter(status__in=SUCCESS_STATUSES, ended_at__gte=since).exclude(pk__in=failed_ids)
-             .order_by("ended_at"))
+    later = Job.objects.filter(status__in=SUCCESS_STATUSES).exclude(pk__in=failed_ids).order_by("ended_at")
     found: dict[int, tuple[int, Job, str]] = {}
     for rank, field, why in ((0, "submitter", "same submitter and job name, succeeded later"),
                              (1, "team", "same team and job name, succeeded later")):
-        pairs = {(getattr(f.job, field), f.job.name) for f in failures if getattr(f.job, field) and f.job.name}
-        for owner, name in list(pairs)[:10]:
-            for job in later.filter(**{field: owner, "name": name})[:limit]:
+        last_failed: dict[tuple[str, str], object] = {}
+        for f in failures:
+            key = (getattr(f.job, field), f.job.name)
+            when = _ended(f.job)
+            if key[0] and key[1] and when and (key not in last_failed or when > last_failed[key]):
+                last_failed[key] = when
+        for (owner, name), when in list(last_failed.items())[:10]:
+            for job in later.filter(**{field: owner, "name": name, "ended_at__gt": when})[:limit]:
                 found.setdefault(job.pk, (rank, job, why))
     ranked = sorted(found.values(), key=lambda r: (r[0], r[1].ended_at))
     return [(job, why) for _, job, why in ranked[:limit]]
+
+
+def _ended(job: Job):
+    return job.ended_at or job.received_at
+
+
+def fixed_by_warnings(signature: Signature, job: Job) -> list[str]:
+    """Why `job` is probably not the run of the fixed version: it failed itself, or it ended before the
+    signature's latest failure (the fix would have come after the last time it failed)."""
+    warnings = []
+    if job.status not in SUCCESS_STATUSES:
+        warnings.append(f"job {job} did not succeed (status {job.status or 'unknown'})")
+    last = (signature.failures.select_related("job").exclude(job=job)
+            .order_by(F("job__ended_at").desc(nulls_last=True), "-pk").first())
+    if last and _ended(job) and _ended(last.job) and _ended(job) < _ended(last.job):
+        warnings.append(f"job {job} ended {_ended(job):%Y-%m-%d %H:%M}, before the latest failure "
+                        f"({last.job}, {_ended(last.job):%Y-%m-%d %H:%M})")
+    return warnings
 
 
 def mark_regression(failure: Failure, signature: Signature, new_to_signature: bool) -> None:

@@ -1,0 +1,68 @@
+"""Issue #17 flows in the browser (Playwright + Debian's Chromium); screenshots under artifacts/screenshots/."""
+import re
+
+from django.test import override_settings
+from playwright.sync_api import expect
+
+from triage.models import SignatureTriage
+from triage.roles import ENGINEERS
+
+from .test_triage_flow import ingest_job
+
+BAD_DIFF = "--- a/configs/vit.yaml\n+++ b/configs/vit.yaml\n@@ -3,2 +3,3 @@\n-batch_size: 256\n"
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_a_judgment_with_a_bad_diff_keeps_what_was_typed(logged_in_page, shot, tmp_path, settings):
+    settings.JOBTRIAGE_LOG_DIR = tmp_path
+    ingest_job("7101")
+    page = logged_in_page("erin", groups=[ENGINEERS])
+    page.locator("a[data-open]").first.click()
+    page.select_option("#id_category", "cpu_oom")
+    page.fill("#id_notes", "Batch 256 does not fit on 80 GB")
+    page.fill("#id_fix_description", "Smaller batch")
+    page.fill("#id_fix_diff", BAD_DIFF)
+    page.get_by_role("button", name="Save judgment").click()
+    expect(page.locator(".messages")).to_contain_text("Nothing was saved")
+    expect(page.locator("#id_notes")).to_have_value("Batch 256 does not fit on 80 GB")
+    expect(page.locator("#id_fix_description")).to_have_value("Smaller batch")
+    expect(page.locator("#id_fix_diff")).to_have_value(BAD_DIFF)
+    expect(page.locator("#id_category")).to_have_value("cpu_oom")
+    # The error is drawn in the diff field's own block.
+    field = page.locator("div", has=page.locator("#id_fix_diff")).last
+    expect(field.locator(".errorlist")).to_contain_text("Not a valid unified diff")
+    shot("bad-diff-kept", full_page=True)
+    # Correct the diff and save: now it is stored.
+    page.fill("#id_fix_diff", BAD_DIFF + "+batch_size: 64\n lr: 0.001\n".replace("\n lr", "\n+grad_accumulation: 4\n lr"))
+    page.get_by_role("button", name="Save judgment").click()
+    expect(page.locator(".messages")).to_contain_text("Judgment saved")
+    assert SignatureTriage.objects.get().notes == "Batch 256 does not fit on 80 GB"
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_fixed_by_a_failed_job_warns(logged_in_page, shot, tmp_path, settings):
+    settings.JOBTRIAGE_LOG_DIR = tmp_path
+    ingest_job("7201")
+    good = ingest_job("7202", log=b"epoch 10 done\n", status="succeeded", ended_at="2026-11-17T20:00:00Z")
+    failed = ingest_job("7203", log=b"Segmentation fault (core dumped)\n", ended_at="2026-11-17T21:00:00Z",
+                        name="other")
+    page = logged_in_page("erin", groups=[ENGINEERS])
+    page.locator("a[data-open]", has_text="OutOfMemoryError").click()
+    expect(page.locator(".candidates li")).to_have_count(1)
+    expect(page.locator(".candidates li")).to_contain_text("slurm:7202")
+    page.fill("#fixed-by-manual", "slurm:7203")
+    page.get_by_role("button", name="Link fixed version").click()
+    expect(page.locator("#fixed-by-form .warning")).to_contain_text("did not succeed")
+    expect(page.locator("#fixed-by-manual")).to_have_value("slurm:7203")
+    shot("fixed-by-warning", full_page=True)
+    assert not SignatureTriage.objects.filter(fixed_by__isnull=False).exists()
+    page.get_by_role("button", name=re.compile("anyway")).click()
+    expect(page.locator(".messages")).to_contain_text("although")
+    expect(page.locator(".fixed-by-warning")).to_contain_text("did not succeed")
+    assert SignatureTriage.objects.get().fixed_by_id == failed.pk
+    # Relink to the suggested successful job: no warning.
+    page.locator(".candidates input[type=radio]").check()
+    page.get_by_role("button", name="Link fixed version").click()
+    expect(page.locator(".messages")).to_contain_text("Linked the fixed version")
+    expect(page.locator(".fixed-by-warning")).to_have_count(0)
+    assert SignatureTriage.objects.get().fixed_by_id == good.pk
