@@ -170,6 +170,11 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", 30))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "jobtriage <jobtriage@localhost>")
+# Issue trackers (#17): the site's default for the "new issue" button (a team's own setting wins):
+# github:owner/repo, gitlab:https://host/group/project, jira:<create URL>, or a URL with {title} and {body}.
+JOBTRIAGE_ISSUE_TRACKER = os.environ.get("JOBTRIAGE_ISSUE_TRACKER", "")
+# A signature nobody owns is assigned to the failing job's team (when that team exists here).
+JOBTRIAGE_AUTO_ASSIGN_BY_TEAM = env_bool("JOBTRIAGE_AUTO_ASSIGN_BY_TEAM", False)
 JOBTRIAGE_BASE_URL = os.environ.get("JOBTRIAGE_BASE_URL", "http://localhost:8000").rstrip("/")
 # When the beat sends each team's report for the last complete ISO week: "minute hour day_of_week" (UTC).
 JOBTRIAGE_REPORT_SCHEDULE = os.environ.get("JOBTRIAGE_REPORT_SCHEDULE", "0 7 mon")

@@ -45,3 +45,36 @@ class FixedByForm(forms.Form):
                           help_text="a suggested job, our job id, its URL, or platform:external_id")
     unlink = forms.BooleanField(required=False)
     confirm = forms.BooleanField(required=False, help_text="link even though the job failed or ended too early")
+
+
+class IssueLinkForm(forms.Form):
+    """A bug/issue URL; http(s) only (a javascript: link would run in the page of whoever clicks it)."""
+    issue_url = forms.CharField(required=False, max_length=500, label="Issue URL",
+                                widget=forms.URLInput(attrs={"placeholder": "https://github.com/org/repo/issues/123"}))
+
+    def clean_issue_url(self):
+        from triage.issue_links import IssueLinkError, check_url
+        try:
+            return check_url(self.cleaned_data["issue_url"])
+        except IssueLinkError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
+class AssignForm(forms.Form):
+    owner_user = forms.CharField(required=False, max_length=150, label="Person (username)")
+    owner_team = forms.ModelChoiceField(queryset=None, required=False, label="Team")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from triage.models import Team
+        self.fields["owner_team"].queryset = Team.objects.order_by("name")
+
+    def clean_owner_user(self):
+        from django.contrib.auth import get_user_model
+        name = self.cleaned_data["owner_user"].strip()
+        if not name:
+            return None
+        user = get_user_model().objects.filter(username=name, is_active=True).first()
+        if user is None:
+            raise forms.ValidationError(f"no active user named {name!r}")
+        return user

@@ -3,6 +3,8 @@ the analysis transaction). One receiver, so the order of the steps is written he
 the order in which receivers happened to be connected."""
 from __future__ import annotations
 
+from django.conf import settings
+
 from triage import rollups, services
 
 
@@ -11,3 +13,6 @@ def on_failure_analysed(sender, failure, signature, new_to_signature, **kwargs) 
     services.mark_regression(failure, signature, new_to_signature)
     # 2. Then the rollups count the failure with the labels it has now.
     rollups.refresh_failures([failure.pk])
+    # 3. Optionally, a signature nobody owns goes to the failing job's team (#17).
+    if settings.JOBTRIAGE_AUTO_ASSIGN_BY_TEAM:
+        services.auto_assign(signature, failure.job.team)

@@ -34,6 +34,7 @@ class QueueFilters:
     until: datetime | None = None
     until_is_date: bool = False  # `until` given as a date: that whole day counts
     new_days: int | None = None
+    owner: str = ""  # "me": assigned to the viewer, or to a team the viewer belongs to
 
     @classmethod
     def from_query(cls, query) -> "QueueFilters":
@@ -55,6 +56,7 @@ class QueueFilters:
                 f.until_is_date = True
         days = query.get("new_days") or ""
         f.new_days = int(days) if days.isdigit() and 0 < int(days) <= 3650 else None
+        f.owner = "me" if query.get("owner") == "me" else ""
         return f
 
     @property
@@ -66,8 +68,17 @@ class QueueFilters:
         return self.until + timedelta(days=1) if self.until and self.until_is_date else self.until
 
 
-def queue(filters: QueueFilters) -> QuerySet:
-    qs = Signature.objects.select_related("triage")
+def assigned_to_q(user, prefix: str = "triage__") -> Q:
+    """Owned by `user` or by one of the user's teams."""
+    from triage.models import Team
+    return (Q(**{f"{prefix}owner_user": user})
+            | Q(**{f"{prefix}owner_team__in": Team.objects.filter(members=user).values("pk")}))
+
+
+def queue(filters: QueueFilters, user=None) -> QuerySet:
+    qs = Signature.objects.select_related("triage", "triage__owner_user", "triage__owner_team")
+    if filters.owner == "me" and user is not None and user.is_authenticated:
+        qs = qs.filter(assigned_to_q(user))
     if filters.state == OPEN:
         qs = qs.filter(Q(triage__isnull=True) | Q(triage__state__in=[State.NEW, State.REGRESSED]))
     elif filters.state == State.NEW:

@@ -231,3 +231,59 @@ def _push_signatures(signature_ids: list[int]) -> None:
 def _push_failures(failure_ids: list[int]) -> None:
     Failure.objects.filter(pk__in=failure_ids).update(indexed_at=None)
     enqueue_indexing(failure_ids)
+
+
+# ------------------------------------------------------------------ issue links and owners (#17)
+
+def set_issue_url(signature: Signature, user, url: str) -> SignatureTriage:
+    """Attach (or with "" remove) the bug in the issue tracker; the caller has checked the URL."""
+    with transaction.atomic():
+        triage = triage_of(signature, lock=True)
+        if triage.issue_url != url:
+            _record(signature.pk, user, "issue_url", triage.issue_url, url)
+            triage.issue_url = url
+            triage.updated_by = user
+            triage.save()
+            push_signatures_on_commit([signature.pk])
+    return triage
+
+
+def owner_text(owner_user, owner_team) -> str:
+    return (owner_user.get_username() if owner_user else "") + (f" / team {owner_team.name}" if owner_team else "")
+
+
+def assign(signature: Signature, user, owner_user=None, owner_team=None) -> SignatureTriage:
+    """Make a person and/or a team own the signature (both None: nobody)."""
+    with transaction.atomic():
+        triage = triage_of(signature, lock=True)
+        old = owner_text(triage.owner_user, triage.owner_team)
+        new = owner_text(owner_user, owner_team)
+        if old != new:
+            _record(signature.pk, user, "owner", old, new)
+            triage.owner_user, triage.owner_team = owner_user, owner_team
+            triage.updated_by = user
+            triage.save()
+    return triage
+
+
+def auto_assign(signature: Signature, team_name: str) -> None:
+    """Optional (settings.JOBTRIAGE_AUTO_ASSIGN_BY_TEAM): a signature nobody owns goes to the failing
+    job's team, when that team is known here. Never replaces an owner someone chose."""
+    from triage.models import Team
+    team = Team.objects.filter(name=team_name).first() if team_name else None
+    if team is None:
+        return
+    triage = triage_of(signature)
+    if triage.owner_user_id is None and triage.owner_team_id is None:
+        _record(signature.pk, None, "owner", "", owner_text(None, team))
+        SignatureTriage.objects.filter(pk=triage.pk).update(owner_team=team)
+
+
+def issue_urls(signature_ids) -> dict[int, str]:
+    """Each signature's issue link, else its cluster's (for search hits and reports: one query each)."""
+    from triage.models import ClusterTriage
+    rows = list(Signature.objects.filter(pk__in=list(signature_ids)).values_list("pk", "cluster", "triage__issue_url"))
+    clusters = {c for _, c, url in rows if c and not url}
+    by_cluster = dict(ClusterTriage.objects.filter(cluster__in=clusters).exclude(issue_url="")
+                      .values_list("cluster", "issue_url")) if clusters else {}
+    return {pk: url or by_cluster.get(cluster, "") for pk, cluster, url in rows if url or by_cluster.get(cluster)}

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from triage.views import analytics, jobs, queue, reports, search, signatures
+from triage.views import analytics, jobs, queue, reports, search, signatures, tracking
 
 urlpatterns = [
     path("", queue.queue, name="queue"),
@@ -9,6 +9,8 @@ urlpatterns = [
     path("signatures/<int:signature_id>/judge", signatures.judge, name="judge"),
     path("signatures/<int:signature_id>/state", signatures.set_state, name="set-state"),
     path("signatures/<int:signature_id>/fixed-by", signatures.fixed_by, name="fixed-by"),
+    path("signatures/<int:signature_id>/issue", tracking.issue_link, name="issue-link"),
+    path("signatures/<int:signature_id>/assign", tracking.assign, name="assign"),
     path("jobs/<int:job_id>/", jobs.job_detail, name="job-detail"),
     path("jobs/<int:job_id>/override", jobs.override, name="override"),
     path("jobs/<int:job_id>/log", jobs.job_log, name="job-log"),

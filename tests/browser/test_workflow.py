@@ -66,3 +66,40 @@ def test_fixed_by_a_failed_job_warns(logged_in_page, shot, tmp_path, settings):
     expect(page.locator(".messages")).to_contain_text("Linked the fixed version")
     expect(page.locator(".fixed-by-warning")).to_have_count(0)
     assert SignatureTriage.objects.get().fixed_by_id == good.pk
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False, JOBTRIAGE_ISSUE_TRACKER="github:ml-org/vit")
+def test_issue_link_new_issue_button_and_owner(logged_in_page, shot, tmp_path, settings):
+    from urllib.parse import parse_qs, urlsplit
+    settings.JOBTRIAGE_LOG_DIR = tmp_path
+    ingest_job("7301")
+    ingest_job("7302", log=b"Segmentation fault (core dumped)\n", name="other")
+    page = logged_in_page("erin", groups=[ENGINEERS])
+    page.locator("a[data-open]", has_text="OutOfMemoryError").click()
+    # The "new issue" button opens GitHub's own form, pre-filled (no API call from here).
+    href = page.locator("a.new-issue").get_attribute("href")
+    query = parse_qs(urlsplit(href).query)
+    assert href.startswith("https://github.com/ml-org/vit/issues/new?")
+    assert "CUDA out of memory" in query["body"][0] and "/signatures/" in query["body"][0]
+    expect(page.locator("a.new-issue")).to_have_attribute("target", "_blank")
+    # A javascript: link is refused beside its field; an https link is kept.
+    page.fill("#id_issue_url", "javascript:alert(1)")
+    page.get_by_role("button", name="Save link").click()
+    expect(page.locator("#issue-form .errorlist")).to_contain_text("only http:// and https://")
+    expect(page.locator("#id_issue_url")).to_have_value("javascript:alert(1)")
+    page.fill("#id_issue_url", "https://github.com/ml-org/vit/issues/7")
+    page.get_by_role("button", name="Save link").click()
+    expect(page.locator(".tracking .issue-link")).to_have_attribute("href", "https://github.com/ml-org/vit/issues/7")
+    page.get_by_role("button", name="Assign to me").click()
+    expect(page.locator(".tracking .owner")).to_contain_text("erin")
+    shot("issue-and-owner", full_page=True)
+    # The queue: "Assigned to me" keeps only this signature, with its issue link.
+    page.goto("/?state=all")
+    expect(page.locator("table.queue tbody tr")).to_have_count(2)
+    page.check("input[name=owner]")
+    page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(re.compile(r"owner=me"))
+    expect(page.locator("table.queue tbody tr")).to_have_count(1)
+    expect(page.locator("table.queue tbody tr")).to_contain_text("OutOfMemoryError")
+    expect(page.locator("table.queue tbody tr .issue-link")).to_have_count(1)
+    shot("queue-assigned-to-me")

@@ -107,3 +107,108 @@ def test_linking_a_good_job_needs_no_confirmation(client, engineer, oom, log_dir
     response = client.post(reverse("fixed-by", args=[oom.pk]), {"job": str(later.pk)})
     assert response.status_code == 302
     assert SignatureTriage.objects.get(signature=oom).fixed_by_id == later.pk
+
+
+# ------------------------------------------------------------------ access to every new endpoint
+
+WRITE_ROUTES = ["issue-link", "assign"]
+
+
+@pytest.mark.parametrize("route", WRITE_ROUTES)
+def test_new_endpoints_refuse_anonymous_and_readers(client, manager, oom, route):
+    url = reverse(route, args=[oom.pk])
+    response = client.post(url, {"issue_url": "https://bugs.example/1", "owner_user": "mona"})
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    client.force_login(manager)  # reads everything, may not triage
+    assert client.post(url, {"issue_url": "https://bugs.example/1", "owner_user": "mona"}).status_code == 403
+    assert client.get(url).status_code == 405
+    triage = SignatureTriage.objects.filter(signature=oom).first()
+    assert triage is None or (triage.issue_url == "" and triage.owner_user is None)
+
+
+# ------------------------------------------------------------------ issue-tracker links
+
+def test_issue_link_is_validated_shown_and_recorded(client, engineer, oom):
+    client.force_login(engineer)
+    url = reverse("issue-link", args=[oom.pk])
+    response = client.post(url, {"issue_url": "javascript:alert(document.cookie)"})
+    assert response.status_code == 400
+    assert "only http:// and https://" in response.context["issue_form"].errors["issue_url"][0]
+    assert 'href="javascript:' not in response.content.decode()
+    assert client.post(url, {"issue_url": "https://github.com/org/ml/issues/42"}).status_code == 302
+    page = client.get(reverse("signature-detail", args=[oom.pk])).content.decode()
+    assert 'href="https://github.com/org/ml/issues/42"' in page
+    assert JudgmentEvent.objects.filter(field="issue_url", new_value="https://github.com/org/ml/issues/42").exists()
+
+
+def test_new_issue_button_uses_the_team_tracker_then_the_setting(client, engineer, oom, settings):
+    from urllib.parse import parse_qs, urlsplit
+    from triage.models import Team
+    client.force_login(engineer)
+    settings.JOBTRIAGE_ISSUE_TRACKER = ""
+    assert client.get(reverse("signature-detail", args=[oom.pk])).context["new_issue_url"] == ""
+    settings.JOBTRIAGE_ISSUE_TRACKER = "gitlab:https://gitlab.example.com/ml/train"
+    url = client.get(reverse("signature-detail", args=[oom.pk])).context["new_issue_url"]
+    assert url.startswith("https://gitlab.example.com/ml/train/-/issues/new?issue[title]=")
+    Team.objects.create(name="nlp", issue_tracker="github:nlp-org/bert")
+    url = client.get(reverse("signature-detail", args=[oom.pk])).context["new_issue_url"]
+    parts = urlsplit(url)
+    assert parts.path == "/nlp-org/bert/issues/new"
+    query = parse_qs(parts.query)
+    assert query["title"] == [" ".join(oom.masked_message.split())[:120]]
+    latest = oom.failures.order_by("-pk").first()
+    assert latest.failure_line.strip() in query["body"][0]
+    assert f"/signatures/{oom.pk}/" in query["body"][0]
+
+
+def test_issue_links_in_similar_hits_and_reports(engineer, oom):
+    from types import SimpleNamespace
+    from triage import services
+    from triage.models import ClusterTriage
+    from triage.views.search import with_judgments
+    services.set_issue_url(oom, engineer, "https://jira.example/browse/ML-1")
+    hit = SimpleNamespace(signature_id=str(oom.pk), count=0, gpu_hours=0, effective_category="gpu_oom")
+    assert with_judgments([hit])[0]["issue_url"] == "https://jira.example/browse/ML-1"
+    # Without a link of its own, a signature shows its cluster's.
+    Signature.objects.filter(pk=oom.pk).update(cluster="c-oom")
+    services.set_issue_url(oom, engineer, "")
+    ClusterTriage.objects.create(cluster="c-oom", issue_url="https://jira.example/browse/ML-2")
+    assert services.issue_urls([oom.pk]) == {oom.pk: "https://jira.example/browse/ML-2"}
+    from triage.reports import _lines
+    line, = _lines([{"signature_id": oom.pk, "n": 2, "gpu": 3600.0}])
+    assert line.issue_url == "https://jira.example/browse/ML-2"
+
+
+# ------------------------------------------------------------------ owners
+
+def test_assign_to_a_person_or_a_team_and_filter_assigned_to_me(client, engineer, oom, log_dir):
+    from triage.models import Team
+    other = Signature.objects.get(failures__job=make_job("3", log="missing-data.log", team="vision"))
+    team = Team.objects.create(name="nlp")
+    client.force_login(engineer)
+    response = client.post(reverse("assign", args=[oom.pk]), {"owner_user": "nobody-by-that-name"})
+    assert response.status_code == 400 and "no active user" in response.context["assign_form"].errors["owner_user"][0]
+    assert client.post(reverse("assign", args=[oom.pk]), {"me": "1"}).status_code == 302
+    assert client.post(reverse("assign", args=[other.pk]), {"owner_team": team.pk}).status_code == 302
+    assert SignatureTriage.objects.get(signature=oom).owner_user == engineer
+    assert SignatureTriage.objects.get(signature=other).owner_team == team
+    mine = client.get(reverse("queue"), {"owner": "me"})
+    assert [r["signature"].pk for r in mine.context["rows"]] == [oom.pk]
+    team.members.add(engineer)  # a team's signature is also "mine" for its members
+    mine = client.get(reverse("queue"), {"owner": "me"})
+    assert {r["signature"].pk for r in mine.context["rows"]} == {oom.pk, other.pk}
+    assert JudgmentEvent.objects.filter(field="owner", new_value="erin").exists()
+
+
+def test_automatic_assignment_by_the_failing_jobs_team(settings, db, log_dir):
+    from triage.models import Team
+    team = Team.objects.create(name="vision")
+    settings.JOBTRIAGE_AUTO_ASSIGN_BY_TEAM = False
+    first = Signature.objects.get(failures__job=make_job("3", log="missing-data.log", team="vision"))
+    assert not SignatureTriage.objects.filter(signature=first, owner_team__isnull=False).exists()
+    settings.JOBTRIAGE_AUTO_ASSIGN_BY_TEAM = True
+    second = Signature.objects.get(failures__job=make_job("4", log="oom-node7.log", team="vision"))
+    assert SignatureTriage.objects.get(signature=second).owner_team == team
+    # A team not known here, or an owner someone chose, is left alone.
+    third = Signature.objects.get(failures__job=make_job("5", log="killed.log", team="unknown-team"))
+    assert not SignatureTriage.objects.filter(signature=third, owner_team__isnull=False).exists()

@@ -15,15 +15,16 @@ from triage.views.access import local_next, triage_required
 @login_required
 def queue(request):
     filters = selectors.QueueFilters.from_query(request.GET)
-    page = Paginator(selectors.queue(filters), 50).get_page(request.GET.get("page"))
+    page = Paginator(selectors.queue(filters, request.user), 50).get_page(request.GET.get("page"))
     signatures = list(page.object_list)
+    issues = services.issue_urls([s.pk for s in signatures])
     rows = []
     for signature in signatures:
         triage = getattr(signature, "triage", None)
         rows.append({"signature": signature, "triage": triage, "teams": signature.teams,
                      "state": triage.state if triage else "new",
                      "category": CATEGORIES[effective.category(None, triage, signature.category)],
-                     "confirmed": bool(triage and triage.category)})
+                     "confirmed": bool(triage and triage.category), "issue_url": issues.get(signature.pk, "")})
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "triage/queue.html", {
