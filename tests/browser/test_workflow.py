@@ -103,3 +103,22 @@ def test_issue_link_new_issue_button_and_owner(logged_in_page, shot, tmp_path, s
     expect(page.locator("table.queue tbody tr")).to_contain_text("OutOfMemoryError")
     expect(page.locator("table.queue tbody tr .issue-link")).to_have_count(1)
     shot("queue-assigned-to-me")
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_queue_rows_have_a_sparkline_of_failures_per_day(logged_in_page, shot, tmp_path, settings):
+    from datetime import timedelta
+    from django.utils import timezone
+    settings.JOBTRIAGE_LOG_DIR = tmp_path
+    now = timezone.now().replace(minute=0, second=0, microsecond=0)
+    for i, days_ago in enumerate([0, 1, 1, 1, 3, 6, 6]):
+        ended = now - timedelta(days=days_ago)
+        ingest_job(f"74{i:02d}", started_at=(ended - timedelta(hours=2)).isoformat(), ended_at=ended.isoformat())
+    page = logged_in_page("erin", groups=[ENGINEERS])
+    spark = page.locator("table.queue tbody tr svg.spark").first
+    expect(spark).to_be_visible()
+    expect(spark).to_have_attribute("aria-label", re.compile(r"^7 failures in the 14 days"))
+    assert len(spark.locator("polyline").get_attribute("points").split()) == 14
+    box = spark.bounding_box()
+    assert box["width"] > 40 and box["height"] > 10
+    shot("queue-sparklines")

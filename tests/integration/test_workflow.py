@@ -212,3 +212,22 @@ def test_automatic_assignment_by_the_failing_jobs_team(settings, db, log_dir):
     # A team not known here, or an owner someone chose, is left alone.
     third = Signature.objects.get(failures__job=make_job("5", log="killed.log", team="unknown-team"))
     assert not SignatureTriage.objects.filter(signature=third, owner_team__isnull=False).exists()
+
+
+# ------------------------------------------------------------------ sparklines
+
+def test_queue_rows_draw_failures_per_day_from_the_rollups(client, engineer, db, log_dir):
+    from datetime import timedelta
+    from django.utils import timezone
+    from triage import sparklines
+    today = timezone.now().replace(hour=12, minute=0, second=0, microsecond=0)
+    for i, days_ago in enumerate([0, 0, 2, 20]):  # 20 days ago is outside the 14-day window
+        when = today - timedelta(days=days_ago)
+        make_job(f"s{i}", started_at=(when - timedelta(hours=1)).isoformat(), ended_at=when.isoformat())
+    signature = Signature.objects.get()
+    series = sparklines.daily_failures([signature.pk], today.date())[signature.pk]
+    assert len(series) == 14 and series[-1] == 2 and series[-3] == 1 and sum(series) == 3
+    client.force_login(engineer)
+    page = client.get(reverse("queue")).content.decode()
+    assert '<svg class="spark"' in page and "3 failures in the 14 days" in page
+    assert f'points="{sparklines.points(series)}"' in page

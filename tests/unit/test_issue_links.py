@@ -48,3 +48,4 @@ def test_issue_text_has_title_failure_line_and_link_back():
     assert title == "OutOfMemoryError: CUDA out of memory"
     assert "torch.OutOfMemoryError: CUDA out of memory" in body and "https://triage/signatures/7/" in body
     assert "3 failures" in body and "64.0 GPU h" in body
+
