@@ -78,3 +78,8 @@ class AssignForm(forms.Form):
         if user is None:
             raise forms.ValidationError(f"no active user named {name!r}")
         return user
+
+
+class CommentForm(forms.Form):
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Comment; @username notifies them"}),
+                           max_length=20_000, label="Comment")

@@ -88,6 +88,8 @@ class Comment(models.Model):
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     body = models.TextField(max_length=20_000)
     mentions = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="mentioned_in")
+    mentions_sent_at = models.DateTimeField(null=True, blank=True,
+                                            help_text="when the mention emails went out (a redelivered task skips)")
 
     class Meta:
         ordering = ["at", "pk"]

@@ -35,3 +35,11 @@ def send_weekly_reports(week: str | None = None) -> str:
     summary = report_email.send_team_reports(reports.Week.parse(week) if week else None, once=True)
     log.info("weekly reports: %s", summary)
     return summary
+
+
+# Comment mentions (#17): the SMTP errors are OSErrors; retried with backoff. Sent once per comment.
+@shared_task(acks_late=True, autoretry_for=(OSError, OperationalError), retry_backoff=30, retry_backoff_max=1800,
+             max_retries=8)
+def send_mention_emails(comment_id: int) -> str:
+    from triage.comments import send_mentions
+    return f"{send_mentions(comment_id)} mention emails for comment {comment_id}"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from triage.views import analytics, jobs, queue, reports, search, signatures, tracking
+from triage.views import analytics, comments, jobs, queue, reports, search, signatures, tracking
 
 urlpatterns = [
     path("", queue.queue, name="queue"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("signatures/<int:signature_id>/fixed-by", signatures.fixed_by, name="fixed-by"),
     path("signatures/<int:signature_id>/issue", tracking.issue_link, name="issue-link"),
     path("signatures/<int:signature_id>/assign", tracking.assign, name="assign"),
+    path("signatures/<int:signature_id>/comment", comments.add_comment, name="add-comment"),
     path("jobs/<int:job_id>/", jobs.job_detail, name="job-detail"),
     path("jobs/<int:job_id>/override", jobs.override, name="override"),
     path("jobs/<int:job_id>/log", jobs.job_log, name="job-log"),

@@ -122,3 +122,28 @@ def test_queue_rows_have_a_sparkline_of_failures_per_day(logged_in_page, shot, t
     box = spark.bounding_box()
     assert box["width"] > 40 and box["height"] > 10
     shot("queue-sparklines")
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False, EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend")
+def test_comment_with_a_mention_notifies_by_email(logged_in_page, shot, tmp_path, settings, django_user_model):
+    from django.core import mail
+    from jobtriage.celery import app
+    settings.JOBTRIAGE_LOG_DIR = tmp_path
+    ingest_job("7501")
+    django_user_model.objects.create_user("bob", email="bob@example.com")
+    previous, app.conf.task_always_eager = app.conf.task_always_eager, True
+    try:
+        mail.outbox = []
+        page = logged_in_page("erin", groups=[ENGINEERS])
+        page.locator("a[data-open]").first.click()
+        page.fill("#id_body", "@bob the batch is too big for 80 GB <b>again</b>")
+        page.get_by_role("button", name="Add comment").click()
+        expect(page.locator(".messages")).to_contain_text("Notified: bob")
+        comment = page.locator(".comments li").first
+        expect(comment.locator(".mention")).to_have_text("@bob")
+        expect(comment).to_contain_text("<b>again</b>")  # shown as text, never as markup
+        expect(page).to_have_url(re.compile(r"#comment-\d+$"))
+        shot("comment-mention", full_page=True)
+        assert [m.to for m in mail.outbox] == [["bob@example.com"]]
+    finally:
+        app.conf.task_always_eager = previous

@@ -111,7 +111,7 @@ def test_linking_a_good_job_needs_no_confirmation(client, engineer, oom, log_dir
 
 # ------------------------------------------------------------------ access to every new endpoint
 
-WRITE_ROUTES = ["issue-link", "assign"]
+WRITE_ROUTES = ["issue-link", "assign", "add-comment"]
 
 
 @pytest.mark.parametrize("route", WRITE_ROUTES)
@@ -231,3 +231,85 @@ def test_queue_rows_draw_failures_per_day_from_the_rollups(client, engineer, db,
     page = client.get(reverse("queue")).content.decode()
     assert '<svg class="spark"' in page and "3 failures in the 14 days" in page
     assert f'points="{sparklines.points(series)}"' in page
+
+
+# ------------------------------------------------------------------ comments and mentions
+
+@pytest.fixture
+def eager_tasks():
+    from jobtriage.celery import app
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+def test_comment_with_mentions_emails_each_mentioned_user_once(client, engineer, oom, settings, mailoutbox,
+                                                                eager_tasks, django_capture_on_commit_callbacks):
+    from triage.models import Comment
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    User.objects.create_user("bob", email="bob@example.com")
+    User.objects.create_user("nomail")  # mentioned, but no address: nothing to send
+    erin = engineer
+    erin.email = "erin@example.com"
+    erin.save()
+    client.force_login(erin)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("add-comment", args=[oom.pk]),
+                               {"body": "@bob this is the batch size again; @nomail @erin @ghost"})
+    assert response.status_code == 302 and "#comment-" in response["Location"]
+    comment = Comment.objects.get()
+    assert {u.username for u in comment.mentions.all()} == {"bob", "nomail", "erin"}
+    assert [m.to for m in mailoutbox] == [["bob@example.com"]]  # not the author, not without address
+    assert "erin mentioned you" in mailoutbox[0].subject
+    assert f"/signatures/{oom.pk}/#comment-{comment.pk}" in mailoutbox[0].body
+    assert comment.mentions_sent_at is not None
+    from triage.comments import send_mentions
+    assert send_mentions(comment.pk) == 0 and len(mailoutbox) == 1  # a redelivered task sends nothing again
+    page = client.get(reverse("signature-detail", args=[oom.pk])).content.decode()
+    assert '<strong class="mention">@bob</strong>' in page
+
+
+def test_an_empty_comment_shows_the_form_again(client, engineer, oom):
+    client.force_login(engineer)
+    response = client.post(reverse("add-comment", args=[oom.pk]), {"body": "   "})
+    assert response.status_code == 400 and "body" in response.context["comment_form"].errors
+
+
+def test_mention_email_through_a_real_smtp_server_and_a_real_worker(client, celery_worker, settings, log_dir):
+    """The whole path: the comment's POST, the Celery task on the real Redis broker and worker, Django's
+    SMTP backend, and aiosmtpd listening on localhost."""
+    from aiosmtpd.controller import Controller
+    from .test_reports import free_port
+    from .conftest import wait_for
+    import email
+    from email import policy
+
+    received = []
+
+    class Sink:
+        async def handle_DATA(self, server, session, envelope):
+            received.append((envelope.rcpt_tos, email.message_from_bytes(envelope.original_content,
+                                                                         policy=policy.default)))
+            return "250 OK"
+
+    port = free_port()
+    controller = Controller(Sink(), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_USE_TLS = "127.0.0.1", port, False
+        settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+        settings.JOBTRIAGE_BASE_URL = "https://jobtriage.example"
+        make_job("1")
+        signature = Signature.objects.get()
+        User.objects.create_user("bob", email="bob@example.com")
+        client.force_login(user_in(ENGINEERS, "erin"))
+        assert client.post(reverse("add-comment", args=[signature.pk]), {"body": "@bob look at node 7"}).status_code == 302
+        wait_for(lambda: received, timeout=20, what="the mention email at the SMTP server")
+    finally:
+        controller.stop()
+    (rcpt, message), = received
+    assert rcpt == ["bob@example.com"]
+    assert message["Subject"].startswith("[jobtriage] erin mentioned you")
+    assert f"https://jobtriage.example/signatures/{signature.pk}/#comment-" in message.get_content()
