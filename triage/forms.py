@@ -83,3 +83,12 @@ class AssignForm(forms.Form):
 class CommentForm(forms.Form):
     body = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Comment; @username notifies them"}),
                            max_length=20_000, label="Comment")
+
+
+class ClusterJudgmentForm(forms.Form):
+    """One judgment for every signature of a cluster (a signature judged on its own keeps its own)."""
+    category = forms.ChoiceField(choices=CATEGORY_CHOICES)
+    root_cause = forms.ChoiceField(choices=BLANK + ROOT_CAUSE_CHOICES, required=False)
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=20_000)
+    fix_description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=20_000,
+                                      label="Fix")

@@ -5,7 +5,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import (Case, CharField, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Sum, Value,
+                              When)
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, ROOT_CAUSES, STAGES
@@ -78,7 +80,9 @@ def assigned_to_q(user, prefix: str = "triage__") -> Q:
 def queue(filters: QueueFilters, user=None) -> QuerySet:
     qs = Signature.objects.select_related("triage", "triage__owner_user", "triage__owner_team")
     if filters.owner == "me" and user is not None and user.is_authenticated:
-        qs = qs.filter(assigned_to_q(user))
+        from triage.models import ClusterTriage
+        mine = ClusterTriage.objects.filter(assigned_to_q(user, prefix="")).values("cluster")
+        qs = qs.filter(assigned_to_q(user) | Q(cluster__in=mine))
     if filters.state == OPEN:
         qs = qs.filter(Q(triage__isnull=True) | Q(triage__state__in=[State.NEW, State.REGRESSED]))
     elif filters.state == State.NEW:
@@ -113,3 +117,31 @@ def queue(filters: QueueFilters, user=None) -> QuerySet:
     if filters.new_days:
         qs = qs.filter(first_seen__gte=timezone.now() - timedelta(days=filters.new_days))
     return qs.order_by("-gpu_seconds", "-pk")
+
+
+# A signature without a cluster stands alone in the cluster view, under a key of its own.
+SOLO = "sig-"
+
+
+def cluster_key():
+    return Case(When(cluster="", then=Concat(Value(SOLO), Cast("pk", CharField()))), default=F("cluster"),
+                output_field=CharField())
+
+
+def cluster_queue(filters: QueueFilters, user=None) -> QuerySet:
+    """The queue grouped by cluster: one row per cluster of the signatures the filters keep, with their
+    counts, failures, GPU time and first/last seen, by GPU time."""
+    return (queue(filters, user).order_by().annotate(key=cluster_key()).values("key")
+            .annotate(signatures=Count("pk"), failures=Sum("failure_count"), gpu_seconds=Sum("gpu_seconds"),
+                      first_seen=Min("first_seen"), last_seen=Max("last_seen"))
+            .order_by("-gpu_seconds", "key"))
+
+
+def cluster_members(keys: list[str], filters: QueueFilters, user=None) -> dict[str, list[Signature]]:
+    """The signatures of each cluster row of a page (those the filters keep), by GPU time."""
+    solo = [int(k[len(SOLO):]) for k in keys if k.startswith(SOLO) and k[len(SOLO):].isdigit()]
+    clusters = [k for k in keys if not k.startswith(SOLO)]
+    members: dict[str, list[Signature]] = {k: [] for k in keys}
+    for signature in queue(filters, user).filter(Q(cluster__in=clusters) | Q(pk__in=solo, cluster="")):
+        members.setdefault(signature.cluster or f"{SOLO}{signature.pk}", []).append(signature)
+    return members

@@ -62,7 +62,7 @@ def _save_judgment(triage: SignatureTriage, user) -> None:
     push_signatures_on_commit([triage.signature_id])
 
 
-def judge(signature: Signature, user, **changes) -> SignatureTriage:
+def judge(signature: Signature, user, *, from_cluster: bool = False, **changes) -> SignatureTriage:
     """Confirm or correct the category, set root cause, notes, fix description and diff. Empty
     strings clear a field; absent keys are left alone. A judged new/regressed signature becomes
     triaged; one with a fix becomes resolved."""
@@ -92,6 +92,8 @@ def judge(signature: Signature, user, **changes) -> SignatureTriage:
             elif triage.state in (State.NEW, State.REGRESSED):
                 _set_state(triage, State.TRIAGED, user)
         if changed or state:
+            # A judgment made on the signature itself overrides its cluster's from now on.
+            triage.judged_on_cluster = from_cluster
             _save_judgment(triage, user)
     return triage
 
@@ -287,3 +289,77 @@ def issue_urls(signature_ids) -> dict[int, str]:
     by_cluster = dict(ClusterTriage.objects.filter(cluster__in=clusters).exclude(issue_url="")
                       .values_list("cluster", "issue_url")) if clusters else {}
     return {pk: url or by_cluster.get(cluster, "") for pk, cluster, url in rows if url or by_cluster.get(cluster)}
+
+
+# ------------------------------------------------------------------ clusters (#17)
+
+CLUSTER_FIELDS = ("category", "root_cause", "notes", "fix_description")
+
+
+def follows_cluster(triage: SignatureTriage | None) -> bool:
+    """A signature takes its cluster's judgment until someone judges the signature itself."""
+    return (triage is None or triage.judged_on_cluster
+            or not any(getattr(triage, f) for f in JUDGED_FIELDS))
+
+
+def cluster_triage(cluster: str):
+    from triage.models import ClusterTriage
+    return ClusterTriage.objects.get_or_create(cluster=cluster)[0]
+
+
+def judge_cluster(cluster: str, user, **changes) -> tuple[int, int]:
+    """One judgment for a whole cluster: stored on the cluster and copied to each of its signatures that
+    has no judgment of its own (those keep theirs: they override). Returns (applied, kept)."""
+    from triage.models import ClusterTriage
+    unknown = set(changes) - set(CLUSTER_FIELDS)
+    if unknown:
+        raise JudgmentError(f"unknown fields {sorted(unknown)}")
+    _validate(changes)
+    applied = kept = 0
+    with transaction.atomic():
+        ct, _ = ClusterTriage.objects.select_for_update().get_or_create(cluster=cluster)
+        for field, value in changes.items():
+            setattr(ct, field, value)
+        ct.updated_by = user
+        ct.save()
+        for signature in Signature.objects.filter(cluster=cluster).select_related("triage").order_by("pk"):
+            if follows_cluster(getattr(signature, "triage", None)):
+                judge(signature, user, from_cluster=True, **changes)
+                applied += 1
+            else:
+                kept += 1
+    return applied, kept
+
+
+def apply_cluster_judgment(signature: Signature) -> None:
+    """A signature new to a judged cluster takes the cluster's judgment (called at analysis)."""
+    from triage.models import ClusterTriage
+    if not signature.cluster:
+        return
+    triage = SignatureTriage.objects.filter(signature=signature).first()
+    if triage is not None and (triage.judged_on_cluster or not follows_cluster(triage)):
+        return  # already follows the cluster (judge_cluster keeps it current), or overrides it
+    ct = ClusterTriage.objects.filter(cluster=signature.cluster).exclude(category="").first()
+    if ct is not None:
+        judge(signature, None, from_cluster=True, **{f: getattr(ct, f) for f in CLUSTER_FIELDS})
+
+
+def set_cluster_issue_url(cluster: str, user, url: str) -> None:
+    with transaction.atomic():
+        ct = cluster_triage(cluster)
+        if ct.issue_url != url:
+            for pk in Signature.objects.filter(cluster=cluster).values_list("pk", flat=True):
+                _record(pk, user, "cluster issue_url", ct.issue_url, url)
+            ct.issue_url, ct.updated_by = url, user
+            ct.save()
+
+
+def assign_cluster(cluster: str, user, owner_user=None, owner_team=None) -> None:
+    with transaction.atomic():
+        ct = cluster_triage(cluster)
+        old, new = owner_text(ct.owner_user, ct.owner_team), owner_text(owner_user, owner_team)
+        if old != new:
+            for pk in Signature.objects.filter(cluster=cluster).values_list("pk", flat=True):
+                _record(pk, user, "cluster owner", old, new)
+            ct.owner_user, ct.owner_team, ct.updated_by = owner_user, owner_team, user
+            ct.save()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from triage.views import analytics, comments, jobs, queue, reports, search, signatures, tracking
+from triage.views import analytics, clusters, comments, jobs, queue, reports, search, signatures, tracking
 
 urlpatterns = [
     path("", queue.queue, name="queue"),
@@ -12,6 +12,10 @@ urlpatterns = [
     path("signatures/<int:signature_id>/issue", tracking.issue_link, name="issue-link"),
     path("signatures/<int:signature_id>/assign", tracking.assign, name="assign"),
     path("signatures/<int:signature_id>/comment", comments.add_comment, name="add-comment"),
+    path("clusters/<str:cluster>/", clusters.cluster_detail, name="cluster-detail"),
+    path("clusters/<str:cluster>/judge", clusters.judge_cluster, name="cluster-judge"),
+    path("clusters/<str:cluster>/issue", clusters.cluster_issue, name="cluster-issue"),
+    path("clusters/<str:cluster>/assign", clusters.cluster_assign, name="cluster-assign"),
     path("jobs/<int:job_id>/", jobs.job_detail, name="job-detail"),
     path("jobs/<int:job_id>/override", jobs.override, name="override"),
     path("jobs/<int:job_id>/log", jobs.job_log, name="job-log"),

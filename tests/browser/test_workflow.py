@@ -9,6 +9,11 @@ from triage.roles import ENGINEERS
 
 from .test_triage_flow import ingest_job
 
+OOM_LOG_B = b"""Traceback (most recent call last):
+  File "/home/sam/asr/train.py", line 88, in step
+    out = model(batch)
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 3 has a total capacity of 39.39 GiB
+"""
 BAD_DIFF = "--- a/configs/vit.yaml\n+++ b/configs/vit.yaml\n@@ -3,2 +3,3 @@\n-batch_size: 256\n"
 
 
@@ -147,3 +152,51 @@ def test_comment_with_a_mention_notifies_by_email(logged_in_page, shot, tmp_path
         assert [m.to for m in mail.outbox] == [["bob@example.com"]]
     finally:
         app.conf.task_always_eager = previous
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_queue_by_cluster_and_one_judgment_for_the_cluster(logged_in_page, shot, tmp_path, settings):
+    from jobs_ingest.models import Signature
+    settings.JOBTRIAGE_LOG_DIR = tmp_path
+    a = ingest_job("7601").failure.signature
+    b = ingest_job("7602", log=OOM_LOG_B, team="speech").failure.signature
+    lone = ingest_job("7603", log=b"Segmentation fault (core dumped)\n", name="other").failure.signature
+    assert len({a.pk, b.pk, lone.pk}) == 3
+    Signature.objects.filter(pk__in=[a.pk, b.pk]).update(cluster="c-oom", cluster_message="OutOfMemoryError: CUDA out of memory")
+    page = logged_in_page("erin", groups=[ENGINEERS])
+    page.click("#view-clusters")
+    expect(page).to_have_url(re.compile(r"view=cluster"))
+    rows = page.locator("table.clusters tbody tr")
+    expect(rows).to_have_count(2)
+    oom_row = rows.filter(has_text="OutOfMemoryError")
+    expect(oom_row.locator("td.num").first).to_have_text("2")
+    expect(oom_row).to_contain_text("speech, vision")
+    oom_row.locator("summary").click()
+    expect(oom_row.locator("details li")).to_have_count(2)
+    shot("queue-by-cluster")
+    # Filters keep the view; the switch goes back to signatures.
+    page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(re.compile(r"view=cluster"))
+    # Judge the cluster once: both signatures follow it.
+    oom_row = page.locator("table.clusters tbody tr", has_text="OutOfMemoryError")
+    oom_row.locator("a[data-open]").click()
+    page.select_option("#id_category", "cpu_oom")
+    page.fill("#id_notes", "host RAM, not GPU")
+    page.get_by_role("button", name="Save cluster judgment").click()
+    expect(page.locator(".messages")).to_contain_text("applied to 2 signatures")
+    expect(page.locator(".cluster-members .judged-on").first).to_have_text("follows the cluster")
+    shot("cluster-page", full_page=True)
+    # One signature overrides it on its own page.
+    page.locator(".cluster-members a").first.click()
+    expect(page.locator(".cluster-link")).to_contain_text("judgment from the cluster")
+    page.select_option("#id_category", "gpu_oom")
+    page.get_by_role("button", name="Save judgment").click()
+    expect(page.locator(".messages")).to_contain_text("Judgment saved")
+    page.goto("/?view=cluster&state=all")
+    page.locator("table.clusters a[data-open]", has_text="OutOfMemoryError").click()
+    expect(page.locator(".cluster-members .judged-on", has_text="own")).to_have_count(1)
+    page.click("a:has-text('Triage queue by cluster')")
+    page.click("#view-signatures")
+    expect(page).not_to_have_url(re.compile(r"view=cluster"))
+    expect(page.locator("#bulk-form table.queue tbody tr")).to_have_count(1)  # the open one: both OOMs are triaged
+    expect(page.locator("#bulk-form table.queue tbody tr")).to_contain_text("Segmentation fault")

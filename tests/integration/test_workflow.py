@@ -313,3 +313,88 @@ def test_mention_email_through_a_real_smtp_server_and_a_real_worker(client, cele
     assert rcpt == ["bob@example.com"]
     assert message["Subject"].startswith("[jobtriage] erin mentioned you")
     assert f"https://jobtriage.example/signatures/{signature.pk}/#comment-" in message.get_content()
+
+
+# ------------------------------------------------------------------ queue by cluster
+
+@pytest.fixture
+def clustered(oom, log_dir):
+    """Two OOM signatures (different code) in one cluster, and a lone signature without a cluster."""
+    other = Signature.objects.get(failures__job=make_job("7", log="killed.log", team="vision"))
+    lone = Signature.objects.get(failures__job=make_job("8", log="missing-data.log", team="speech", gpus=1))
+    Signature.objects.filter(pk__in=[oom.pk, other.pk]).update(cluster="c-oom", cluster_message="OOM of <SIZE>")
+    return oom, other, lone
+
+
+@pytest.mark.parametrize("route", ["cluster-judge", "cluster-issue", "cluster-assign"])
+def test_cluster_endpoints_refuse_anonymous_and_readers(client, manager, clustered, route):
+    url = reverse(route, args=["c-oom"])
+    data = {"category": "cpu_oom", "issue_url": "https://bugs.example/1", "me": "1"}
+    assert client.post(url, data)["Location"].startswith("/accounts/login/")
+    client.force_login(manager)
+    assert client.post(url, data).status_code == 403
+    from triage.models import ClusterTriage
+    assert not ClusterTriage.objects.exists()
+
+
+def test_cluster_view_groups_rows_and_keeps_the_switch_in_the_url(client, engineer, clustered):
+    oom, other, lone = clustered
+    client.force_login(engineer)
+    response = client.get(reverse("queue"), {"view": "cluster", "state": "all"})
+    rows = {c["key"]: c for c in response.context["clusters"]}
+    assert set(rows) == {"c-oom", f"sig-{lone.pk}"}
+    c = rows["c-oom"]
+    oom.refresh_from_db(), other.refresh_from_db()
+    assert c["signatures"] == 2 and c["failures"] == oom.failure_count + other.failure_count
+    assert c["gpu_seconds"] == oom.gpu_seconds + other.gpu_seconds
+    assert c["teams"] == sorted(set(oom.teams) | set(other.teams)) and "vision" in c["teams"]
+    assert {r["signature"].pk for r in c["members"]} == {oom.pk, other.pk}
+    page = response.content.decode()
+    assert 'name="view" value="cluster"' in page  # the filters keep the view
+    assert "?state=all" in page and 'id="view-signatures"' in page
+    assert reverse("cluster-detail", args=["c-oom"]) in page
+
+
+def test_a_cluster_judgment_applies_to_its_signatures_and_a_signature_can_override(client, engineer, clustered, log_dir):
+    oom, other, lone = clustered
+    client.force_login(engineer)
+    # The second signature was judged on its own first: it keeps its judgment.
+    assert client.post(reverse("judge", args=[other.pk]), {"category": "illegal_argument"}).status_code == 302
+    response = client.post(reverse("cluster-judge", args=["c-oom"]),
+                           {"category": "cpu_oom", "root_cause": "", "notes": "host RAM", "fix_description": ""},
+                           follow=True)
+    assert "applied to 1 signature; 1 with a judgment of their own kept it" in response.content.decode()
+    t_oom, t_other = SignatureTriage.objects.get(signature=oom), SignatureTriage.objects.get(signature=other)
+    assert (t_oom.category, t_oom.notes, t_oom.judged_on_cluster) == ("cpu_oom", "host RAM", True)
+    assert (t_other.category, t_other.judged_on_cluster) == ("illegal_argument", False)
+    assert not SignatureTriage.objects.filter(signature=lone).exists()
+    # Judging the first signature itself overrides the cluster from then on.
+    client.post(reverse("judge", args=[oom.pk]), {"category": "gpu_oom"})
+    assert client.post(reverse("cluster-judge", args=["c-oom"]), {"category": "path_not_found"}).status_code == 302
+    assert SignatureTriage.objects.get(signature=oom).category == "gpu_oom"
+    # A new signature of the cluster takes the cluster's judgment at analysis.
+    from triage.services import apply_cluster_judgment
+    Signature.objects.filter(pk=lone.pk).update(cluster="c-oom")  # as the clustering would put a new one
+    newcomer = Signature.objects.get(pk=lone.pk)
+    apply_cluster_judgment(newcomer)
+    assert SignatureTriage.objects.get(signature=newcomer).category == "path_not_found"
+
+
+def test_invalid_cluster_judgment_keeps_what_was_typed(client, engineer, clustered):
+    client.force_login(engineer)
+    response = client.post(reverse("cluster-judge", args=["c-oom"]), {"category": "nope", "notes": "typed text"})
+    assert response.status_code == 400 and "category" in response.context["form"].errors
+    assert "typed text" in response.content.decode()
+
+
+def test_cluster_owner_and_issue_link(client, engineer, clustered):
+    oom, other, lone = clustered
+    client.force_login(engineer)
+    assert client.post(reverse("cluster-issue", args=["c-oom"]), {"issue_url": "ftp://x/1"}).status_code == 400
+    client.post(reverse("cluster-issue", args=["c-oom"]), {"issue_url": "https://bugs.example/77"})
+    client.post(reverse("cluster-assign", args=["c-oom"]), {"me": "1"})
+    from triage import services
+    assert services.issue_urls([oom.pk, other.pk]) == {oom.pk: "https://bugs.example/77", other.pk: "https://bugs.example/77"}
+    mine = client.get(reverse("queue"), {"owner": "me", "state": "all"})
+    assert {r["signature"].pk for r in mine.context["rows"]} == {oom.pk, other.pk}
+    assert client.get(reverse("cluster-detail", args=["no-such"])).status_code == 404
