@@ -15,6 +15,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 
 from jobs_ingest.core import analyse_log, analyse_text
+from jobs_ingest.grouping import signature_by_rule
 from jobs_ingest.jobspec import SUCCESS_STATUSES
 from jobs_ingest.models import Failure, Job, Signature
 from jobs_ingest.search.index import IndexingError
@@ -47,14 +48,17 @@ def analyse(job_id: int, *, index_now: bool = False) -> Failure | None:
     facts = analysis.as_dict()
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
-        signature, _ = Signature.objects.get_or_create(
-            fingerprint=analysis.fingerprint, normaliser_version=analysis.normaliser_version,
-            defaults={"exception_type": analysis.exception_type[:255], "masked_message": analysis.masked_message,
-                      "category": analysis.category})
+        # A person's grouping rule (merge/split, jobs_ingest/grouping.py) wins over the fingerprint.
+        signature, rule = signature_by_rule(analysis) or (None, None)
+        if signature is None:
+            signature, _ = Signature.objects.get_or_create(
+                fingerprint=analysis.fingerprint, normaliser_version=analysis.normaliser_version,
+                defaults={"exception_type": analysis.exception_type[:255], "masked_message": analysis.masked_message,
+                          "category": analysis.category})
         previous = Failure.objects.filter(job=job).values_list("signature_id", "gpu_seconds").first()
         gpu_seconds = sum(a.gpu_seconds for a in job.attempts.all())
         failure, _ = Failure.objects.update_or_create(job=job, defaults={
-            "signature": signature, "gpu_seconds": gpu_seconds, "indexed_at": None,
+            "signature": signature, "gpu_seconds": gpu_seconds, "indexed_at": None, "grouping_rule": rule,
             **{k: facts[k] for k in FAILURE_FIELDS}})
         _update_signature(signature, failure, job, previous, analysis.category, analysis.confidence)
         failure_analysed.send(sender=Failure, failure=failure, signature=signature,

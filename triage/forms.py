@@ -92,3 +92,23 @@ class ClusterJudgmentForm(forms.Form):
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=20_000)
     fix_description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=20_000,
                                       label="Fix")
+
+
+class MergeForm(forms.Form):
+    other = forms.CharField(max_length=300, label="Merge this signature into the one on this page",
+                            help_text="its id or its page's URL (/signatures/<id>/)")
+    note = forms.CharField(max_length=2000, required=False, label="Why (kept with the rule)")
+
+    def clean_other(self):
+        from jobs_ingest.models import Signature
+        text = self.cleaned_data["other"].strip()
+        tail = text.split("/signatures/", 1)[1].strip("/").split("/")[0] if "/signatures/" in text else text
+        signature = Signature.objects.filter(pk=int(tail)).first() if tail.isdigit() else None
+        if signature is None:
+            raise forms.ValidationError("no such signature: give its id or its page's URL")
+        return signature
+
+
+class SplitForm(forms.Form):
+    contains = forms.CharField(max_length=500, strip=False, label="Split off the failures whose line or message contains")
+    note = forms.CharField(max_length=2000, required=False, label="Why (kept with the rule)")

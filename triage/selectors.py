@@ -78,7 +78,8 @@ def assigned_to_q(user, prefix: str = "triage__") -> Q:
 
 
 def queue(filters: QueueFilters, user=None) -> QuerySet:
-    qs = Signature.objects.select_related("triage", "triage__owner_user", "triage__owner_team")
+    # A signature merged into another (or emptied by a split) has no failures left: not in the queue.
+    qs = Signature.objects.select_related("triage", "triage__owner_user", "triage__owner_team").filter(failure_count__gt=0)
     if filters.owner == "me" and user is not None and user.is_authenticated:
         from triage.models import ClusterTriage
         mine = ClusterTriage.objects.filter(assigned_to_q(user, prefix="")).values("cluster")

@@ -1,10 +1,13 @@
 from django.urls import path
 
-from triage.views import analytics, clusters, comments, jobs, queue, reports, search, signatures, tracking
+from triage.views import analytics, clusters, comments, grouping, jobs, queue, reports, search, signatures, tracking
 
 urlpatterns = [
     path("", queue.queue, name="queue"),
     path("signatures/confirm", queue.bulk_confirm, name="bulk-confirm"),
+    path("signatures/merge", grouping.merge_selected, name="merge-selected"),
+    path("signatures/<int:signature_id>/merge", grouping.merge_into, name="merge-into"),
+    path("signatures/<int:signature_id>/split", grouping.split, name="split"),
     path("signatures/<int:signature_id>/", signatures.signature_detail, name="signature-detail"),
     path("signatures/<int:signature_id>/judge", signatures.judge, name="judge"),
     path("signatures/<int:signature_id>/state", signatures.set_state, name="set-state"),

@@ -200,3 +200,39 @@ def test_queue_by_cluster_and_one_judgment_for_the_cluster(logged_in_page, shot,
     expect(page).not_to_have_url(re.compile(r"view=cluster"))
     expect(page.locator("#bulk-form table.queue tbody tr")).to_have_count(1)  # the open one: both OOMs are triaged
     expect(page.locator("#bulk-form table.queue tbody tr")).to_contain_text("Segmentation fault")
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_merge_from_the_queue_then_split(logged_in_page, shot, tmp_path, settings):
+    from jobs_ingest.models import GroupingRule, Signature
+    settings.JOBTRIAGE_LOG_DIR = tmp_path
+    ingest_job("7701")
+    ingest_job("7702", log=OOM_LOG_B, team="speech")
+    page = logged_in_page("erin", groups=[ENGINEERS])
+    rows = page.locator("#bulk-form table.queue tbody tr")
+    expect(rows).to_have_count(2)
+    page.check("#select-all")
+    page.click("#merge-selected")
+    expect(page.locator(".messages")).to_contain_text("Merged 1 signature(s)")
+    expect(page.locator(".summary")).to_contain_text("2 failures")
+    expect(page.locator("table.grouping-rules")).to_contain_text("Merge")
+    expect(page.locator("table.history")).to_contain_text("merged")
+    shot("merged", full_page=True)
+    page.goto("/")
+    expect(rows).to_have_count(1)
+    # Split the speech job's failure off again, by a text only its line has.
+    page.locator("a[data-open]").first.click()
+    page.locator("#regroup summary").click()
+    page.fill("#id_contains", "39.39 GiB")
+    page.fill("#split-form #id_note", "A100-40GB jobs are a different problem")
+    page.get_by_role("button", name="Split off").click()
+    expect(page.locator(".messages")).to_contain_text("Split off 1 failure")
+    expect(page.locator("h1")).to_contain_text("[split: 39.39 GiB]")
+    shot("split", full_page=True)
+    # One split rule per automatic fingerprint the signature holds (its own and the merged one's).
+    splits = GroupingRule.objects.filter(kind="split", contains="39.39 GiB")
+    assert splits.count() == 2 and len({r.target_id for r in splits}) == 1
+    assert sorted(Signature.objects.filter(failure_count__gt=0).values_list("failure_count", flat=True)) == [1, 1]
+    # A future failure with that text goes to the split-off signature.
+    later = ingest_job("7703", log=OOM_LOG_B)
+    assert "[split: 39.39 GiB]" in later.failure.signature.masked_message

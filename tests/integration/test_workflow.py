@@ -398,3 +398,79 @@ def test_cluster_owner_and_issue_link(client, engineer, clustered):
     mine = client.get(reverse("queue"), {"owner": "me", "state": "all"})
     assert {r["signature"].pk for r in mine.context["rows"]} == {oom.pk, other.pk}
     assert client.get(reverse("cluster-detail", args=["no-such"])).status_code == 404
+
+
+# ------------------------------------------------------------------ merge and split
+
+@pytest.mark.parametrize("route, args", [("merge-into", True), ("split", True), ("merge-selected", False)])
+def test_regroup_endpoints_refuse_anonymous_and_readers(client, manager, oom, route, args):
+    from jobs_ingest.models import GroupingRule
+    url = reverse(route, args=[oom.pk] if args else [])
+    data = {"other": str(oom.pk), "contains": "node", "signature": [str(oom.pk)]}
+    assert client.post(url, data)["Location"].startswith("/accounts/login/")
+    client.force_login(manager)
+    assert client.post(url, data).status_code == 403
+    assert not GroupingRule.objects.exists()
+
+
+def test_merge_moves_past_failures_and_future_ones_follow(client, engineer, oom, log_dir):
+    from jobs_ingest import failures as analysis
+    from jobs_ingest.models import Failure, GroupingRule
+    other = Signature.objects.get(failures__job=make_job("7", log="killed.log", team="vision"))
+    client.force_login(engineer)
+    response = client.post(reverse("merge-into", args=[oom.pk]), {"other": f"http://x/signatures/{other.pk}/",
+                                                                  "note": "same OOM, other wrapper"})
+    assert response.status_code == 302
+    oom.refresh_from_db(), other.refresh_from_db()
+    assert (oom.failure_count, other.failure_count) == (3, 0)
+    assert "vision" in oom.teams
+    from django.db.models import Sum
+    from triage.models import DailySignatureRollup
+    per_signature = dict(DailySignatureRollup.objects.values_list("signature_id").annotate(n=Sum("failures")))
+    assert per_signature.get(oom.pk) == 3 and not per_signature.get(other.pk)  # the rollups moved too
+    rule = GroupingRule.objects.get()
+    assert (rule.kind, rule.fingerprint, rule.target_id, rule.created_by) == ("merge", other.fingerprint, oom.pk, engineer)
+    # A future failure of the merged fingerprint, and a re-analysis, both follow the rule.
+    later = make_job("8", log="killed.log")
+    assert later.failure.signature_id == oom.pk and later.failure.grouping_rule_id == rule.pk
+    analysis.analyse(later.pk)
+    assert Failure.objects.get(job=later).signature_id == oom.pk
+    # History on both signatures; the merged one leaves the queue.
+    assert JudgmentEvent.objects.filter(signature=other, field="merged into").exists()
+    assert JudgmentEvent.objects.filter(signature=oom, field="merged").exists()
+    queue = client.get(reverse("queue"), {"state": "all"})
+    assert other.pk not in {r["signature"].pk for r in queue.context["rows"]}
+    page = client.get(reverse("signature-detail", args=[other.pk])).content.decode()
+    assert "Merged into" in page
+
+
+def test_split_moves_matching_failures_and_future_ones_follow(client, engineer, oom, log_dir):
+    from jobs_ingest.models import Failure
+    f1, f2 = oom.failures.order_by("pk")
+    assert f1.failure_line != f2.failure_line or f1.message != f2.message
+    # A text of the second failure only (the two OOM logs differ in what they allocate or where).
+    text = next(w for w in (f2.failure_line + " " + f2.message).split() if w not in f1.failure_line + f1.message)
+    client.force_login(engineer)
+    response = client.post(reverse("split", args=[oom.pk]), {"contains": "no such text anywhere", "note": "x"})
+    assert response.status_code == 400 and "no failure of this signature contains" in response.content.decode()
+    assert 'value="no such text anywhere"' in response.content.decode()
+    response = client.post(reverse("split", args=[oom.pk]), {"contains": text, "note": "node 3 is different"})
+    assert response.status_code == 302
+    new = Signature.objects.exclude(pk=oom.pk).get()
+    assert Failure.objects.get(pk=f2.pk).signature_id == new.pk and Failure.objects.get(pk=f1.pk).signature_id == oom.pk
+    oom.refresh_from_db(), new.refresh_from_db()
+    assert (oom.failure_count, new.failure_count) == (1, 1)
+    later = make_job("9", log="oom-node3.log")   # the same text as the failure split off
+    assert later.failure.signature_id == new.pk
+    again = make_job("10", log="oom-node7.log")  # the other one stays
+    assert again.failure.signature_id == oom.pk
+    assert JudgmentEvent.objects.filter(signature=oom, field="split off").exists()
+
+
+def test_merge_selected_from_the_queue(client, engineer, oom, log_dir):
+    other = Signature.objects.get(failures__job=make_job("7", log="killed.log"))
+    client.force_login(engineer)
+    response = client.post(reverse("merge-selected"), {"signature": [str(oom.pk), str(other.pk)]})
+    assert response["Location"] == reverse("signature-detail", args=[oom.pk])  # the bigger one is kept
+    assert Signature.objects.get(pk=other.pk).failure_count == 0
+    assert client.post(reverse("merge-selected"), {"signature": [str(oom.pk)]}).status_code == 302
