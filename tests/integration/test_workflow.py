@@ -474,3 +474,11 @@ def test_merge_selected_from_the_queue(client, engineer, oom, log_dir):
     assert response["Location"] == reverse("signature-detail", args=[oom.pk])  # the bigger one is kept
     assert Signature.objects.get(pk=other.pk).failure_count == 0
     assert client.post(reverse("merge-selected"), {"signature": [str(oom.pk)]}).status_code == 302
+
+
+def test_the_job_page_shows_its_signatures_issue_link(client, engineer, oom):
+    from triage import services
+    services.set_issue_url(oom, engineer, "https://github.com/org/ml/issues/9")
+    client.force_login(engineer)
+    page = client.get(reverse("job-detail", args=[oom.failures.first().job_id])).content.decode()
+    assert 'href="https://github.com/org/ml/issues/9"' in page

@@ -46,6 +46,7 @@ def render_job(request, job_id: int, *, override_form: OverrideForm | None = Non
             "others": failure.signature.failures.exclude(pk=failure.pk).select_related("job").order_by("-job__ended_at")[:20],
             "history": JudgmentEvent.objects.filter(signature=failure.signature_id).select_related("user", "failure__job")[:100],
             "diff": diff(triage.fix_diff) if triage and triage.fix_diff else None,
+            "issue_url": services.issue_urls([failure.signature_id]).get(failure.signature_id, ""),
             **similar_panel(failure),
         })
     return render(request, "triage/job_detail.html", context, status=status)
