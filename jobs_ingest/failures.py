@@ -15,7 +15,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 
 from jobs_ingest.core import analyse_log, analyse_text
-from jobs_ingest.grouping import signature_by_rule
+from jobs_ingest.grouping import enforce_cluster, signature_by_rule
 from jobs_ingest.jobspec import SUCCESS_STATUSES
 from jobs_ingest.models import Failure, Job, Signature
 from jobs_ingest.search.index import IndexingError
@@ -61,6 +61,7 @@ def analyse(job_id: int, *, index_now: bool = False) -> Failure | None:
             "signature": signature, "gpu_seconds": gpu_seconds, "indexed_at": None, "grouping_rule": rule,
             **{k: facts[k] for k in FAILURE_FIELDS}})
         _update_signature(signature, failure, job, previous, analysis.category, analysis.confidence)
+        enforce_cluster(signature)
         failure_analysed.send(sender=Failure, failure=failure, signature=signature,
                               new_to_signature=previous is None or previous[0] != signature.pk)
         job.ingest_state, job.ingest_error = Job.Ingest.ANALYSED, ""

@@ -144,11 +144,13 @@ class GroupingRule(models.Model):
     class Kind(models.TextChoices):
         MERGE = "merge", "Merge"
         SPLIT = "split", "Split"
+        CLUSTER = "cluster", "Cluster split"  # `target` belongs to `cluster`, whatever the clustering says
 
     kind = models.CharField(max_length=8, choices=Kind.choices)
     fingerprint = models.CharField(max_length=64, help_text="the automatic fingerprint it matches")
     normaliser_version = models.CharField(max_length=16)
     contains = models.CharField(max_length=500, blank=True, help_text="split: text of the failure line or message")
+    cluster = models.CharField(max_length=64, blank=True, help_text="cluster split: the cluster `target` belongs to")
     target = models.ForeignKey(Signature, on_delete=models.PROTECT, related_name="grouping_rules")
     active = models.BooleanField(default=True)
     note = models.TextField(blank=True)

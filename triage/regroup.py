@@ -94,3 +94,29 @@ def split(signature: Signature, contains: str, user, note: str = "") -> tuple[Si
         _record(new.pk, user, "split from", "", f"signature {signature.pk} ({signature.fingerprint})")
         job_ids = list(matching(signature, contains).values_list("job_id", flat=True))
     return new, reanalyse(job_ids)
+
+
+def split_cluster(cluster: str, signatures: list[Signature], user, note: str = "") -> str:
+    """Move some signatures of an over-merged cluster into a cluster of their own, for good: a rule keeps
+    each of them there whatever the automatic clustering computes (jobs_ingest/grouping.enforce_cluster).
+    Returns the new cluster's key."""
+    members = set(Signature.objects.filter(cluster=cluster).values_list("pk", flat=True))
+    moving = [s for s in signatures if s.pk in members]
+    if not moving:
+        raise RegroupError("select the signatures to move out of this cluster")
+    if len(moving) == len(members):
+        raise RegroupError("every signature would move: leave at least one in this cluster")
+    ids = sorted(s.pk for s in moving)
+    key = "split-" + hashlib.sha256(f"{cluster}|{ids}".encode()).hexdigest()[:16]
+    with transaction.atomic():
+        for signature in moving:
+            GroupingRule.objects.create(kind=GroupingRule.Kind.CLUSTER, fingerprint=signature.fingerprint,
+                                        normaliser_version=signature.normaliser_version, target=signature,
+                                        cluster=key, note=note, created_by=user)
+            _record(signature.pk, user, "cluster", cluster, key)
+        # The old cluster's message described what was over-merged: the new one is named after its biggest member.
+        biggest = max(moving, key=lambda s: (s.gpu_seconds, -s.pk))
+        Signature.objects.filter(pk__in=ids).update(cluster=key, cluster_message=biggest.masked_message)
+    from jobs_ingest.search.tasks import enqueue_indexing
+    transaction.on_commit(lambda: enqueue_indexing([], signature_ids=ids))
+    return key

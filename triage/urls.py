@@ -19,6 +19,7 @@ urlpatterns = [
     path("clusters/<str:cluster>/judge", clusters.judge_cluster, name="cluster-judge"),
     path("clusters/<str:cluster>/issue", clusters.cluster_issue, name="cluster-issue"),
     path("clusters/<str:cluster>/assign", clusters.cluster_assign, name="cluster-assign"),
+    path("clusters/<str:cluster>/split", clusters.split_cluster, name="cluster-split"),
     path("jobs/<int:job_id>/", jobs.job_detail, name="job-detail"),
     path("jobs/<int:job_id>/override", jobs.override, name="override"),
     path("jobs/<int:job_id>/log", jobs.job_log, name="job-log"),

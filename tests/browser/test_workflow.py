@@ -236,3 +236,26 @@ def test_merge_from_the_queue_then_split(logged_in_page, shot, tmp_path, setting
     # A future failure with that text goes to the split-off signature.
     later = ingest_job("7703", log=OOM_LOG_B)
     assert "[split: 39.39 GiB]" in later.failure.signature.masked_message
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_split_an_over_merged_cluster(logged_in_page, shot, tmp_path, settings):
+    from jobs_ingest.models import Signature
+    settings.JOBTRIAGE_LOG_DIR = tmp_path
+    a = ingest_job("7801").failure.signature
+    b = ingest_job("7802", log=b"Segmentation fault (core dumped)\n", name="other").failure.signature
+    Signature.objects.filter(pk__in=[a.pk, b.pk]).update(cluster="c-mixed", cluster_message="over-merged")
+    page = logged_in_page("erin", groups=[ENGINEERS])
+    page.goto("/clusters/c-mixed/")
+    expect(page.locator(".cluster-members tbody tr")).to_have_count(2)
+    page.locator(".cluster-members tbody tr", has_text="Segmentation").locator("input[type=checkbox]").check()
+    page.fill("#split-cluster-form input[name=note]", "a segfault is not an OOM")
+    page.click("#split-cluster")
+    expect(page.locator(".messages")).to_contain_text("Moved 1 signature(s)")
+    expect(page).to_have_url(re.compile(r"/clusters/split-[0-9a-f]+/$"))
+    expect(page.locator(".cluster-members tbody tr")).to_have_count(1)
+    expect(page.locator(".cluster-members")).to_contain_text("Segmentation fault")
+    expect(page.locator("h1")).to_contain_text("Segmentation fault")
+    shot("cluster-split", full_page=True)
+    page.goto("/?view=cluster&state=all")
+    expect(page.locator("table.clusters tbody tr")).to_have_count(2)

@@ -326,7 +326,7 @@ def clustered(oom, log_dir):
     return oom, other, lone
 
 
-@pytest.mark.parametrize("route", ["cluster-judge", "cluster-issue", "cluster-assign"])
+@pytest.mark.parametrize("route", ["cluster-judge", "cluster-issue", "cluster-assign", "cluster-split"])
 def test_cluster_endpoints_refuse_anonymous_and_readers(client, manager, clustered, route):
     url = reverse(route, args=["c-oom"])
     data = {"category": "cpu_oom", "issue_url": "https://bugs.example/1", "me": "1"}
@@ -482,3 +482,27 @@ def test_the_job_page_shows_its_signatures_issue_link(client, engineer, oom):
     client.force_login(engineer)
     page = client.get(reverse("job-detail", args=[oom.failures.first().job_id])).content.decode()
     assert 'href="https://github.com/org/ml/issues/9"' in page
+
+
+def test_split_an_over_merged_cluster_and_future_failures_keep_it(client, engineer, manager, clustered, log_dir):
+    from jobs_ingest.models import GroupingRule
+    oom, other, lone = clustered
+    url = reverse("cluster-split", args=["c-oom"])
+    client.force_login(manager)
+    assert client.post(url, {"signature": [str(other.pk)]}).status_code == 403
+    client.force_login(engineer)
+    response = client.post(url, {"signature": [str(oom.pk), str(other.pk)], "note": "all"})
+    assert response.status_code == 400 and "leave at least one" in response.content.decode()
+    response = client.post(url, {"signature": [str(other.pk)], "note": "killed jobs are not OOMs"})
+    assert response.status_code == 302
+    other.refresh_from_db(), oom.refresh_from_db()
+    assert oom.cluster == "c-oom" and other.cluster.startswith("split-")
+    assert response["Location"] == reverse("cluster-detail", args=[other.cluster])
+    rule = GroupingRule.objects.get(kind="cluster")
+    assert (rule.target_id, rule.cluster, rule.created_by) == (other.pk, other.cluster, engineer)
+    # Whatever the automatic clustering says later, the next failure of that signature keeps the split.
+    Signature.objects.filter(pk=other.pk).update(cluster="c-oom")
+    make_job("20", log="killed.log", team="vision")
+    other.refresh_from_db()
+    assert other.cluster == rule.cluster
+    assert JudgmentEvent.objects.filter(signature=other, field="cluster", old_value="c-oom").exists()

@@ -46,6 +46,7 @@ def render_cluster(request, cluster: str, *, status: int = 200, **forms):
         "assign_form": AssignForm(initial={"owner_user": ct.owner_user.get_username() if ct and ct.owner_user else "",
                                            "owner_team": ct.owner_team_id if ct else None}),
         "issue_form": IssueLinkForm(initial={"issue_url": ct.issue_url if ct else ""}),
+        "selected": set(), "split_note": "",
         **forms,
     }
     return render(request, "triage/cluster.html", context, status=status)
@@ -97,3 +98,20 @@ def cluster_assign(request, cluster: str):
     services.assign_cluster(cluster, request.user, form.cleaned_data["owner_user"], form.cleaned_data["owner_team"])
     messages.success(request, "Cluster owner saved.")
     return redirect("cluster-detail", cluster)
+
+
+@require_POST
+@triage_required
+def split_cluster(request, cluster: str):
+    from triage import regroup
+    members = _members(cluster)
+    ids = {int(i) for i in request.POST.getlist("signature") if i.isdigit()}
+    try:
+        key = regroup.split_cluster(cluster, [s for s in members if s.pk in ids], request.user,
+                                    request.POST.get("note", "")[:2000])
+    except regroup.RegroupError as exc:
+        messages.error(request, f"Nothing was changed: {exc}.")
+        return render_cluster(request, cluster, selected=ids, split_note=request.POST.get("note", ""), status=400)
+    messages.success(request, f"Moved {len(ids & {s.pk for s in members})} signature(s) to a cluster of their own; "
+                     "they stay there for future failures.")
+    return redirect("cluster-detail", key)
