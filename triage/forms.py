@@ -24,6 +24,9 @@ class JudgmentForm(forms.Form):
             if upload.size > MAX_DIFF_BYTES:
                 raise forms.ValidationError({"diff_file": f"the file is larger than {MAX_DIFF_BYTES // 1024} KB"})
             data["fix_diff"] = upload.read().decode("utf-8", errors="replace")
+            # A file input cannot be refilled: if the form comes back, the uploaded text is in the diff field.
+            self.data = self.data.copy()
+            self.data["fix_diff"] = data["fix_diff"]
         if data.get("fix_diff", "").strip():
             try:
                 parse_diff(data["fix_diff"])

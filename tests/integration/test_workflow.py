@@ -506,3 +506,13 @@ def test_split_an_over_merged_cluster_and_future_failures_keep_it(client, engine
     other.refresh_from_db()
     assert other.cluster == rule.cluster
     assert JudgmentEvent.objects.filter(signature=other, field="cluster", old_value="c-oom").exists()
+
+
+def test_an_invalid_uploaded_diff_comes_back_as_text(client, engineer, oom):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    client.force_login(engineer)
+    response = client.post(reverse("judge", args=[oom.pk]), {
+        "category": "gpu_oom", "notes": "kept", "diff_file": SimpleUploadedFile("fix.diff", BAD_DIFF.encode())})
+    assert response.status_code == 400 and "diff_file" in response.context["form"].errors
+    page = response.content.decode()
+    assert "-batch = 64" in page and "kept" in page
