@@ -10,8 +10,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
+# Debian's Chromium: kaleido draws the weekly email's charts with it (without it, the email falls back to
+# table bars). psycopg[binary] ships its own libpq, so nothing else is needed from the system.
+RUN apt-get update -q && apt-get install -y -q --no-install-recommends chromium && rm -rf /var/lib/apt/lists/*
+
 # Dependencies first so that code changes do not invalidate this layer.
-# (psycopg[binary] ships its own libpq, so no system packages are needed.)
 COPY requirements.txt ./
 RUN pip install -r requirements.txt
 

@@ -112,6 +112,21 @@ def read_baseline(folder: Path) -> float:
     return time.perf_counter() - t0
 
 
+def analysis_only(folder: Path) -> float:
+    """Seconds `manage.py tag_logs` (the pure analysis, one process, no server) takes for the same logs,
+    fed as JSON Lines on stdin as its users do: the rate the pipeline is compared with."""
+    lines = folder / "tag_logs.jsonl"
+    with open(lines, "w") as out:
+        for path in sorted((folder / "logs").iterdir(), key=lambda p: int(p.stem)):
+            out.write(json.dumps({"id": path.stem, "log": path.read_text(encoding="utf-8")}) + "\n")
+    env = {**bench_env(), "DJANGO_SETTINGS_MODULE": "jobtriage.settings"}
+    with open(lines, "rb") as stdin:
+        t0 = time.perf_counter()
+        subprocess.run([PYTHON, "manage.py", "tag_logs"], cwd=ROOT, env=env, stdin=stdin, stdout=subprocess.DEVNULL,
+                       check=True)
+        return time.perf_counter() - t0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1000)
@@ -123,6 +138,7 @@ def main() -> None:
     try:
         size = make_folder(folder, args.jobs)
         baseline = read_baseline(folder)
+        analysis = analysis_only(folder)
         results = {}
         for workers in args.workers:
             print(f"bench_ingest: {args.jobs} jobs, {workers} worker process(es)", file=sys.stderr)
@@ -136,6 +152,12 @@ def main() -> None:
                 seconds / baseline, jobs=args.jobs, log_bytes=size, workers=workers, seconds=seconds,
                 baseline_seconds=baseline)
             for workers, seconds in results.items()]
+    rows += [row(f"ingest end to end vs the analysis alone (tag_logs, one process) of the same {args.jobs:,} logs, "
+                 f"{workers} worker process{'es' if workers > 1 else ''}",
+                 f"{args.jobs / seconds:,.0f} jobs/s = {100 * analysis / seconds:.0f}% of the analysis-only rate",
+                 f"tag_logs: {args.jobs / analysis:,.0f} jobs/s ({analysis:.1f} s)",
+                 seconds / analysis, jobs=args.jobs, workers=workers, seconds=seconds, analysis_seconds=analysis)
+             for workers, seconds in results.items()]
     emit("ingest", rows, markdown=args.markdown,
          notes=["Jobs are generated from bench/devset/job_logs.jsonl; timed until every job is analysed and indexed."])
 

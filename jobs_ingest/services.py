@@ -15,10 +15,11 @@ from typing import BinaryIO, Callable
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from jobs_ingest.jobspec import JobSpec, looks_binary
 from jobs_ingest.models import Attempt, Job
-from jobs_ingest.tasks import analyse_job
+from jobs_ingest.tasks import enqueue_analysis
 
 log = logging.getLogger(__name__)
 COPY_CHUNK = 1024 * 1024
@@ -67,46 +68,96 @@ class UpdateRefused(PermissionError):
     """The job exists and the sender may not change it; nothing was changed."""
 
 
+JOB_FIELDS = ("name", "submitter", "team", "status", "submitted_at", "started_at", "ended_at", "gpus", "exit_code",
+              "signal", "command", "code_version", "image")
+# What a re-sent job overwrites (INSERT ... ON CONFLICT (platform, external_id) DO UPDATE); never received_at.
+UPDATE_FIELDS = [*JOB_FIELDS, "extra", "ingest_state", "ingest_error", "log_path", "log_bytes", "log_sha256",
+                 "updated_at"]
+
+
 def receive_job(spec: JobSpec, log_stream: BinaryIO | None,
                 may_update: Callable[[Job], bool] | None = None) -> Received:
-    """Store (or update) a job and its log and queue its analysis. Idempotent on platform +
-    external id: sending the same job twice leaves one job.
+    """Store (or update) one job and its log and queue its analysis: a batch of one (see receive_jobs).
+    Raises LogRejected or UpdateRefused; nothing is changed then."""
+    outcome, = receive_jobs([(spec, log_stream)], may_update)
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
 
-    `may_update` decides whether an existing job may be changed by this sender (a scoped token);
-    it is asked before the log is stored and again under the row lock, so a job created meanwhile by
-    someone else is not taken over either."""
-    def refuse_foreign(existing: Job | None) -> None:
-        if existing is not None and may_update is not None and not may_update(existing):
-            raise UpdateRefused(f"job {spec.platform}:{spec.external_id} is outside this sender's scope")
 
-    refuse_foreign(Job.objects.filter(platform=spec.platform, external_id=spec.external_id).first())
-    stored = store_log(log_stream) if log_stream is not None else None
-    fields = {name: getattr(spec, name) for name in (
-        "name", "submitter", "team", "status", "submitted_at", "started_at", "ended_at", "gpus", "exit_code",
-        "signal", "command", "code_version", "image")}
-    fields["extra"] = spec.extra
-    fields["ingest_state"] = Job.Ingest.QUEUED
-    fields["ingest_error"] = ""
-    if stored:
-        fields["log_path"], fields["log_bytes"], fields["log_sha256"] = stored
+def receive_jobs(items: list[tuple[JobSpec, BinaryIO | None]],
+                 may_update: Callable[[Job], bool] | None = None) -> list[Received | Exception]:
+    """Store (or update) jobs and their logs in one transaction, and queue their analysis in one batch.
+    Idempotent on platform + external id: sending the same job twice leaves one job (within a batch,
+    the last copy wins). Returns, per item, its Received or the LogRejected / UpdateRefused that kept it
+    out; the other items are stored regardless.
+
+    `may_update` decides whether an existing job may be changed by this sender (a scoped token); it is
+    asked before any log is stored and again under the row locks, so a job created meanwhile by someone
+    else is not taken over either. Jobs and attempts are written with one statement each (bulk upserts)."""
+    outcomes: list[Received | Exception | None] = [None] * len(items)
+    keys = [(spec.platform, spec.external_id) for spec, _ in items]
+
+    def existing_jobs(lock: bool) -> dict[tuple[str, str], Job]:
+        query = Q()
+        for platform, external_id in set(keys):
+            query |= Q(platform=platform, external_id=external_id)
+        jobs = Job.objects.select_for_update() if lock else Job.objects
+        return {(j.platform, j.external_id): j for j in jobs.filter(query).order_by("pk")} if keys else {}
+
+    def refuse_foreign(existing: dict) -> None:
+        for n, key in enumerate(keys):
+            job = existing.get(key)
+            if outcomes[n] is None and job is not None and may_update is not None and not may_update(job):
+                outcomes[n] = UpdateRefused(f"job {key[0]}:{key[1]} is outside this sender's scope")
+
+    refuse_foreign(existing_jobs(lock=False))
+    rows: dict[tuple[str, str], tuple[int, Job, JobSpec]] = {}
+    for n, (spec, stream) in enumerate(items):
+        if outcomes[n] is not None:
+            continue
+        try:
+            stored = store_log(stream) if stream is not None else None
+        except LogRejected as exc:
+            outcomes[n] = exc
+            continue
+        except OSError as exc:  # a log file of a folder or bundle that cannot be read: that job only
+            outcomes[n] = LogRejected(f"the log could not be read: {exc}")
+            continue
+        job = Job(platform=spec.platform, external_id=spec.external_id, extra=spec.extra,
+                  ingest_state=Job.Ingest.QUEUED, ingest_error="", **{f: getattr(spec, f) for f in JOB_FIELDS})
+        if stored:
+            job.log_path, job.log_bytes, job.log_sha256 = stored
+        rows[keys[n]] = (n, job, spec)  # a later copy of the same job replaces an earlier one
     with transaction.atomic():
-        refuse_foreign(Job.objects.select_for_update().filter(
-            platform=spec.platform, external_id=spec.external_id).first())
-        job, created = Job.objects.select_for_update().update_or_create(
-            platform=spec.platform, external_id=spec.external_id, defaults=fields)
-        if spec.attempts:
-            job.attempts.all().delete()
-            Attempt.objects.bulk_create(Attempt(
-                job=job, number=a.number, started_at=a.started_at, ended_at=a.ended_at, gpus=a.gpus,
-                exit_code=a.exit_code, status=a.status) for a in spec.attempts)
-        transaction.on_commit(lambda: enqueue_analysis(job.pk))
-    return Received(job, created)
-
-
-def enqueue_analysis(job_id: int) -> None:
-    """Queue the analysis; if the broker is down the job stays QUEUED and `requeue_pending` (run by
-    beat) queues it again later, so an accepted job is never dropped."""
-    try:
-        analyse_job.delay(job_id)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        log.warning("job %s stored but not queued (broker unavailable: %s); requeue_pending will retry", job_id, exc)
+        existing = existing_jobs(lock=True)
+        refuse_foreign(existing)
+        rows = {key: row for key, row in rows.items() if outcomes[row[0]] is None}
+        if rows:
+            for key, (_, job, _) in rows.items():
+                if not job.log_path and key in existing:  # sent again without a log: keep the one stored
+                    old = existing[key]
+                    job.log_path, job.log_bytes, job.log_sha256 = old.log_path, old.log_bytes, old.log_sha256
+            stored_jobs = Job.objects.bulk_create([job for _, job, _ in rows.values()], update_conflicts=True,
+                                                  unique_fields=["platform", "external_id"],
+                                                  update_fields=UPDATE_FIELDS)
+            ids = {(j.platform, j.external_id): j.pk for j in stored_jobs}
+            missing = [key for key in rows if not ids.get(key)]  # backends that return no ids on upsert
+            if missing:
+                ids.update(((j.platform, j.external_id), j.pk) for j in existing_jobs(lock=False).values())
+            for key, (n, job, spec) in rows.items():
+                job.pk = ids[key]
+            with_attempts = [job for _, job, spec in rows.values() if spec.attempts]
+            if with_attempts:
+                Attempt.objects.filter(job__in=with_attempts).delete()
+                Attempt.objects.bulk_create(
+                    Attempt(job=job, number=a.number, started_at=a.started_at, ended_at=a.ended_at, gpus=a.gpus,
+                            exit_code=a.exit_code, status=a.status)
+                    for _, job, spec in rows.values() for a in spec.attempts)
+            job_ids = [job.pk for _, job, _ in rows.values()]
+            transaction.on_commit(lambda: enqueue_analysis(job_ids))
+    for n, key in enumerate(keys):
+        if outcomes[n] is None:
+            _, job, _ = rows[key]
+            outcomes[n] = Received(job, key not in existing)
+    return outcomes

@@ -1,4 +1,5 @@
-"""The ingestion API: POST /api/v1/jobs (token auth) and GET /api/v1/jobs/<id>.
+"""The ingestion API: POST /api/v1/jobs (token auth; one job, or a JSON array of up to
+JOBTRIAGE_API_MAX_BATCH jobs stored in one batch) and GET /api/v1/jobs/<id>.
 
 Errors are JSON with a message and, for bad metadata, one entry per field. Nothing already stored
 is changed by a rejected request.
@@ -6,6 +7,7 @@ is changed by a rejected request.
 import io
 import json
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.urls import reverse
@@ -44,11 +46,78 @@ def _read_request(request):
     raise ValueError(content_type)
 
 
+def _bulk_items(request) -> list | None:
+    """The JSON array of a bulk submission, or None for a single job."""
+    if (request.content_type or "") != "application/json" or not request.body.lstrip().startswith(b"["):
+        return None
+    try:
+        items = json.loads(request.body)
+    except (ValueError, RecursionError) as exc:
+        raise JobSpecError({"body": f"is not valid JSON: {str(exc)[:200]}"}) from None
+    if len(items) > settings.JOBTRIAGE_API_MAX_BATCH:
+        raise JobSpecError({"body": f"at most {settings.JOBTRIAGE_API_MAX_BATCH} jobs per request"})
+    return items
+
+
+def _submit_many(request, items: list) -> JsonResponse:
+    """POST a JSON array of jobs (each as in a single JSON submission, log_text included): stored in one
+    batch. Each item gets its own result; one bad item never keeps the others out. 202 when all were
+    accepted, 207 with the reasons when some were, 400 when none was."""
+    token, results, pairs, where = request.ingest_token, [None] * len(items), [], []
+    for n, data in enumerate(items):
+        try:
+            if not isinstance(data, dict):
+                raise JobSpecError({"item": "must be a JSON object"})
+            data = dict(data)
+            log_text = data.pop("log_text", None)
+            if log_text is not None and not isinstance(log_text, str):
+                raise JobSpecError({"log_text": "must be a string"})
+            spec = parse_job(data)
+        except JobSpecError as exc:
+            results[n] = {"index": n, "status": 400, "error": "invalid job metadata", "fields": exc.fields}
+            continue
+        if not token.allows(spec.platform, spec.team):
+            results[n] = {"index": n, "status": 403, "error": "this token may not submit jobs for this platform or team"}
+            continue
+        pairs.append((spec, io.BytesIO(log_text.encode("utf-8", errors="replace")) if log_text is not None else None))
+        where.append(n)
+    outcomes = services.receive_jobs(pairs, may_update=lambda job: token.allows(job.platform, job.team))
+    for n, outcome in zip(where, outcomes):
+        if isinstance(outcome, services.UpdateRefused):
+            results[n] = {"index": n, "status": 409, "error": "a job with this platform and external_id already "
+                          "exists outside this token's scope; nothing was changed"}
+        elif isinstance(outcome, Exception):
+            results[n] = {"index": n, "status": 413 if "larger" in str(outcome) else 400, "error": str(outcome)}
+        else:
+            results[n] = {"index": n, "status": 202, **_accepted(request, outcome)}
+    accepted = sum(r["status"] == 202 for r in results)
+    if not accepted:
+        return error(400, "invalid job metadata", fields={"body": "no job of the array was accepted (see results)"},
+                     accepted=0, rejected=len(items), results=results)
+    return JsonResponse({"accepted": accepted, "rejected": len(items) - accepted, "results": results},
+                        status=202 if accepted == len(items) else 207)
+
+
+def _accepted(request, received) -> dict:
+    job = received.job
+    return {"id": job.pk, "platform": job.platform, "external_id": job.external_id, "created": received.created,
+            "url": request.build_absolute_uri(reverse("job-detail", args=[job.pk])),
+            "status_url": request.build_absolute_uri(reverse("api-job", args=[job.pk]))}
+
+
 @csrf_exempt
 @require_POST
 @database_unavailable_is_503
 @token_required
 def submit_job(request):
+    try:
+        items = _bulk_items(request)
+    except RequestDataTooBig:
+        return error(413, "request too large for a JSON body: send big logs as a multipart file upload (field 'log')")
+    except JobSpecError as exc:
+        return error(400, "invalid job metadata", fields=exc.fields)
+    if items is not None:
+        return _submit_many(request, items)
     try:
         data, log_stream = _read_request(request)
         spec = parse_job(data)
@@ -69,12 +138,7 @@ def submit_job(request):
         # Said plainly: the sender already knows this platform + external id (it sent them).
         return error(409, "a job with this platform and external_id already exists outside this token's "
                           "scope; nothing was changed", platform=spec.platform, external_id=spec.external_id)
-    job = received.job
-    return JsonResponse({
-        "id": job.pk, "platform": job.platform, "external_id": job.external_id, "created": received.created,
-        "url": request.build_absolute_uri(reverse("job-detail", args=[job.pk])),
-        "status_url": request.build_absolute_uri(reverse("api-job", args=[job.pk])),
-    }, status=202)
+    return JsonResponse(_accepted(request, received), status=202)
 
 
 @require_GET

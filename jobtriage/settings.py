@@ -86,6 +86,10 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# plotly.js comes from the installed `plotly` package (jobtriage/staticfinders.py), never a CDN.
+STATICFILES_FINDERS = ["django.contrib.staticfiles.finders.FileSystemFinder",
+                       "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+                       "jobtriage.staticfinders.PlotlyFinder"]
 STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", BASE_DIR / "staticfiles"))
 
 # Logs received by the API or copied by ingest_dir are kept here; the database holds their path.
@@ -108,6 +112,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", 3600))}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Analysis in batches (jobs_ingest/tasks.py): at most this many jobs per batch, gathered for at most this
+# many seconds after the first one arrives.
+JOBTRIAGE_BATCH_SIZE = int(os.environ.get("JOBTRIAGE_BATCH_SIZE", 500))
+JOBTRIAGE_BATCH_WAIT = float(os.environ.get("JOBTRIAGE_BATCH_WAIT", 0.5))
+JOBTRIAGE_API_MAX_BATCH = int(os.environ.get("JOBTRIAGE_API_MAX_BATCH", 500))  # jobs per bulk API request
 # With the broker down, publishing gives up after about a second (the job is already stored and
 # requeue_pending queues it later) instead of holding the API request for the default ~20 s.
 CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("CELERY_BROKER_CONNECTION_TIMEOUT", 1.0))
@@ -175,6 +184,9 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "jobtriage <jobtriage@
 JOBTRIAGE_ISSUE_TRACKER = os.environ.get("JOBTRIAGE_ISSUE_TRACKER", "")
 # A signature nobody owns is assigned to the failing job's team (when that team exists here).
 JOBTRIAGE_AUTO_ASSIGN_BY_TEAM = env_bool("JOBTRIAGE_AUTO_ASSIGN_BY_TEAM", False)
+# The weekly email's charts as PNG images drawn by kaleido with the machine's Chromium (0 = table bars only).
+JOBTRIAGE_EMAIL_CHART_IMAGES = env_bool("JOBTRIAGE_EMAIL_CHART_IMAGES", True)
+JOBTRIAGE_EMAIL_CHART_TIMEOUT = float(os.environ.get("JOBTRIAGE_EMAIL_CHART_TIMEOUT", 120))
 JOBTRIAGE_BASE_URL = os.environ.get("JOBTRIAGE_BASE_URL", "http://localhost:8000").rstrip("/")
 # When the beat sends each team's report for the last complete ISO week: "minute hour day_of_week" (UTC).
 JOBTRIAGE_REPORT_SCHEDULE = os.environ.get("JOBTRIAGE_REPORT_SCHEDULE", "0 7 mon")
@@ -187,6 +199,16 @@ def _report_crontab():
 
 
 CELERY_BEAT_SCHEDULE["weekly-reports"] = {"task": "triage.tasks.send_weekly_reports", "schedule": _report_crontab()}
+
+# Alerts (issue #17, docs/alerts.md): one alert per subscription and thing per window; failed deliveries
+# are retried with exponential backoff (base, 2*base, ... capped at an hour) up to MAX_ATTEMPTS.
+JOBTRIAGE_ALERT_WINDOW_HOURS = int(os.environ.get("JOBTRIAGE_ALERT_WINDOW_HOURS", 24))
+JOBTRIAGE_ALERT_NEW_DAYS = int(os.environ.get("JOBTRIAGE_ALERT_NEW_DAYS", 7))  # "new" = first seen this recently
+JOBTRIAGE_ALERT_SPIKE_MIN_FAILURES = int(os.environ.get("JOBTRIAGE_ALERT_SPIKE_MIN_FAILURES", 3))
+JOBTRIAGE_ALERT_MAX_ATTEMPTS = int(os.environ.get("JOBTRIAGE_ALERT_MAX_ATTEMPTS", 6))
+JOBTRIAGE_ALERT_RETRY_BASE_SECONDS = int(os.environ.get("JOBTRIAGE_ALERT_RETRY_BASE_SECONDS", 30))
+JOBTRIAGE_ALERT_WEBHOOK_TIMEOUT = float(os.environ.get("JOBTRIAGE_ALERT_WEBHOOK_TIMEOUT", 10))
+CELERY_BEAT_SCHEDULE["retry-pending-alerts"] = {"task": "triage.tasks.retry_pending_alerts", "schedule": 300.0}
 
 # The analytics rollups (triage/rollups.py) are PostgreSQL-only; their "NULLS NOT DISTINCT" unique keys do
 # not exist on the SQLite zero-setup default, where the charts read the raw tables instead.

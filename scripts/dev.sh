@@ -98,6 +98,8 @@ say "celery worker ready (pid $WORKER)"
 if [[ "${DEV_SKIP_INGEST:-0}" != 1 ]]; then
     say "ingesting the demo data set (demo/) through the pipeline ..."
     python manage.py ingest_dir demo --wait
+    say "demo teams, members, a manager and triage decisions (demo/judgments.json) ..."
+    python manage.py demo_triage
 fi
 
 cat >&2 <<EOF

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from triage.models import FailureOverride, JudgmentEvent, SignatureTriage, Team
+from triage.models import AlertDelivery, AlertSubscription, FailureOverride, JudgmentEvent, SignatureTriage, Team
 
 
 @admin.register(Team)
@@ -34,3 +34,23 @@ class JudgmentEventAdmin(admin.ModelAdmin):
 
 
 admin.site.register(FailureOverride)
+
+
+@admin.register(AlertSubscription)
+class AlertSubscriptionAdmin(admin.ModelAdmin):
+    list_display = ("kind", "user", "team", "min_gpu_hours", "spike_factor", "email", "webhook_url", "active")
+    list_filter = ("kind", "active")
+
+
+@admin.register(AlertDelivery)
+class AlertDeliveryAdmin(admin.ModelAdmin):
+    """The delivery log: read-only, like history."""
+    list_display = ("created_at", "kind", "key", "channel", "target", "state", "attempts", "last_error", "sent_at")
+    list_filter = ("state", "kind", "channel")
+    search_fields = ("key", "target", "subject")
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return False

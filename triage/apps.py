@@ -10,12 +10,12 @@ class TriageConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from jobs_ingest.search import fields
-        from jobs_ingest.signals import failure_analysed
+        from jobs_ingest.signals import failures_analysed
         from triage import receivers, roles, rollups
         from triage.search_fields import TriageSearchFields
 
         post_migrate.connect(roles.ensure_roles, sender=self, dispatch_uid="triage-roles")
 
-        failure_analysed.connect(receivers.on_failure_analysed, dispatch_uid="triage-failure-analysed")
+        failures_analysed.connect(receivers.on_failures_analysed, dispatch_uid="triage-failures-analysed")
         rollups.connect_judgment_signals()
         fields.register(TriageSearchFields())

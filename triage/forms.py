@@ -2,7 +2,7 @@ from django import forms
 
 from jobs_ingest.models import CATEGORY_CHOICES
 from triage.diffs import MAX_DIFF_BYTES, DiffError, parse_diff
-from triage.models import ROOT_CAUSE_CHOICES
+from triage.models import ROOT_CAUSE_CHOICES, AlertSubscription, Team
 
 BLANK = [("", "—")]
 
@@ -115,3 +115,48 @@ class MergeForm(forms.Form):
 class SplitForm(forms.Form):
     contains = forms.CharField(max_length=500, strip=False, label="Split off the failures whose line or message contains")
     note = forms.CharField(max_length=2000, required=False, label="Why (kept with the rule)")
+
+
+class AlertSubscriptionForm(forms.ModelForm):
+    """Subscribe yourself, or a team you belong to, to one kind of alert. Teams are limited to the user's
+    own (all for admins), and only admins may give a webhook URL, since the worker will call it."""
+    for_team = forms.BooleanField(required=False, label="The team subscribes (email its members), not just me")
+    webhook_url = forms.URLField(required=False, max_length=500, assume_scheme="https",
+                                 label="Webhook URL (JSON POST, Slack-compatible)")
+
+    class Meta:
+        model = AlertSubscription
+        fields = ["kind", "team", "for_team", "min_gpu_hours", "spike_factor", "email", "webhook_url"]
+        labels = {"team": "Only this team's failures", "min_gpu_hours": "New signature: from GPU hours",
+                  "spike_factor": "Spike: from x the weekly rate", "email": "Send email"}
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+        self.fields["team"].queryset = Team.objects.all() if user.is_staff else user.teams.all()
+        self.fields["team"].required = False
+        if not user.is_staff:
+            del self.fields["webhook_url"]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("for_team") and not data.get("team"):
+            self.add_error("team", "Choose the team that subscribes.")
+        if data.get("min_gpu_hours") is not None and data["min_gpu_hours"] < 0:
+            self.add_error("min_gpu_hours", "Must be 0 or more.")
+        if data.get("spike_factor") is not None and data["spike_factor"] < 1:
+            self.add_error("spike_factor", "A spike is at least 1x the weekly rate.")
+        url = data.get("webhook_url") or ""
+        if url and not url.lower().startswith(("https://", "http://")):
+            self.add_error("webhook_url", "Only http(s) URLs.")
+        if not data.get("email") and not url:
+            self.add_error("email", "Choose email, a webhook, or both.")
+        return data
+
+    def save(self, commit=True):
+        sub = super().save(commit=False)
+        sub.user = None if self.cleaned_data.get("for_team") else self.user
+        sub.created_by = self.user
+        if commit:
+            sub.save()
+        return sub

@@ -213,3 +213,71 @@ class DailyJobRollup(models.Model):
     jobs = models.IntegerField()
     gpu_seconds = models.FloatField()
     Meta = _rollup_meta("rollup_job_key", KEYS)
+
+
+# ------------------------------------------------------------------------------------------ alerts
+# triage/alerts.py decides and sends; these rows are the subscriptions and the delivery log.
+
+class AlertSubscription(models.Model):
+    """Who hears about what. A person's subscription (`user`) is emailed to them, about every team's
+    failures or only `team`'s; a team's subscription (`team` without `user`) is emailed to its members.
+    Either may post to a webhook (admins only set those: the worker calls the URL)."""
+    class Kind(models.TextChoices):
+        NEW_SIGNATURE = "new_signature", "New signature above N GPU hours"
+        REGRESSED = "regressed", "Regressed signature"
+        SPIKE = "spike", "Spike: failures in the last hour >= k times the weekly rate"
+        SUSPECT_NODE = "suspect_node", "Node marked suspect"
+
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="alert_subscriptions")
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="alert_subscriptions",
+                             help_text="only this team's failures; without a user, the team is the subscriber")
+    min_gpu_hours = models.FloatField(default=10, help_text="new signatures: alert from this many GPU hours")
+    spike_factor = models.FloatField(default=5, help_text="spikes: alert from this many times the weekly rate")
+    email = models.BooleanField(default=True)
+    webhook_url = models.URLField(blank=True, max_length=500, help_text="JSON POST, Slack-compatible")
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=models.Q(user__isnull=False) | models.Q(team__isnull=False),
+                                              name="alert_subscription_has_subscriber")]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} → {self.user or self.team}"
+
+
+class AlertDelivery(models.Model):
+    """One alert to one subscription by one channel: the delivery log admins read. The unique key is the
+    deduplication: one alert per subscription, thing and window, however often the thing recurs."""
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed (gave up)"
+
+    subscription = models.ForeignKey(AlertSubscription, on_delete=models.CASCADE, related_name="deliveries")
+    kind = models.CharField(max_length=32)
+    key = models.CharField(max_length=200, help_text="the thing alerted about, e.g. signature:12, node:gpu-07")
+    window = models.DateTimeField(help_text="start of the deduplication window")
+    channel = models.CharField(max_length=16, choices=[("email", "Email"), ("webhook", "Webhook")])
+    target = models.TextField(help_text="addresses or URL")
+    subject = models.CharField(max_length=255)
+    body = models.TextField()
+    payload = models.JSONField(default=dict)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["subscription", "kind", "key", "window", "channel"],
+                                               name="alert_delivery_once_per_window")]
+
+    def __str__(self):
+        return f"{self.kind} {self.key} → {self.channel} ({self.state})"

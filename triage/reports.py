@@ -80,6 +80,16 @@ def last_complete_week(today: date) -> Week:
     return Week.of(today - timedelta(days=7))
 
 
+def latest_week_with_data(today: date) -> Week:
+    """The last complete week if any failed job ended in it, else the latest earlier week in which one
+    did (a demo or a quiet platform should not open on an empty week); the last complete week if none."""
+    from jobs_ingest.models import Failure
+    week = last_complete_week(today)
+    latest = (Failure.objects.filter(job__ended_at__lt=week.end).order_by("-job__ended_at")
+              .values_list("job__ended_at", flat=True).first())
+    return Week.of(latest.date()) if latest and latest < week.start else week
+
+
 @dataclass
 class Change:
     current: float

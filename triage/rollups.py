@@ -9,7 +9,7 @@ How they stay correct:
   each other's counts (the increments are atomic; the ledger rows are locked first, and the rollup
   rows are upserted in key order). Every change to a signature's failures first locks the signature
   row, so concurrent analyses, judgments and overrides of one signature take turns.
-- Failure analysis (the `failure_analysed` signal, received in triage/receivers.py inside the analysis
+- Failure analysis (the `failures_analysed` signal (one per batch), received in triage/receivers.py inside the analysis
   transaction), judgments and per-job overrides (their model signals, inside the saving transaction)
   refresh what they change.
   A judgment relabels its signature's failures from the ledger alone (one statement, only the rows

@@ -43,3 +43,35 @@ def send_weekly_reports(week: str | None = None) -> str:
 def send_mention_emails(comment_id: int) -> str:
     from triage.comments import send_mentions
     return f"{send_mentions(comment_id)} mention emails for comment {comment_id}"
+# Alerts (issue #17): triage/alerts.py decides; these run it off the ingest path.
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=5, max_retries=5)
+def check_alerts(signature_ids: list[int]) -> str:
+    from triage import alerts
+    created = alerts.fan_out(alerts.signature_triggers(signature_ids))
+    return f"{len(created)} alert(s) for {len(signature_ids)} signature(s)"
+
+
+@shared_task(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=5, max_retries=None)
+def deliver_alert(self, delivery_id: int) -> str:
+    """One attempt; on a retryable error the task comes back after the row's backoff, until the row gives
+    up after JOBTRIAGE_ALERT_MAX_ATTEMPTS. A redelivered task finds the row sent and does nothing."""
+    from triage import alerts
+    state, wait = alerts.attempt(delivery_id)
+    if wait is not None:
+        raise self.retry(countdown=wait, max_retries=None)
+    return f"alert delivery {delivery_id}: {state}"
+
+
+@shared_task(acks_late=True)
+def retry_pending_alerts() -> str:
+    """Beat: queue deliveries left pending (broker down when they were made, or a retry lost)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from triage.models import AlertDelivery
+    due = AlertDelivery.objects.filter(state=AlertDelivery.State.PENDING).exclude(next_attempt_at__gt=timezone.now())
+    ids = list(due.filter(created_at__lt=timezone.now() - timedelta(minutes=5)).values_list("pk", flat=True)[:1000])
+    for pk in ids:
+        deliver_alert.delay(pk)
+    return f"{len(ids)} pending alert(s) queued"

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from triage.views import analytics, clusters, comments, grouping, jobs, queue, reports, search, signatures, tracking
+from triage.views import (alerts, analytics, clusters, comments, grouping, jobs, queue, reports, search,
+                          signatures, tracking)
 
 urlpatterns = [
     path("", queue.queue, name="queue"),
@@ -24,6 +25,9 @@ urlpatterns = [
     path("jobs/<int:job_id>/override", jobs.override, name="override"),
     path("jobs/<int:job_id>/log", jobs.job_log, name="job-log"),
     path("search/", search.search, name="search"),
+    path("alerts/", alerts.alerts_page, name="alerts"),
+    path("alerts/<int:subscription_id>/delete", alerts.delete_subscription, name="alert-delete"),
+    path("alerts/deliveries/", alerts.delivery_log, name="alert-deliveries"),
     path("analytics/", analytics.analytics_page, name="analytics"),
     path("reports/", reports.report_index, name="report-index"),
     path("reports/<str:week>/", reports.weekly_report, name="weekly-report"),

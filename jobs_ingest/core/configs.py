@@ -34,6 +34,7 @@ class TaggingConfig:
     tag: Callable[..., tagger.Tag]                     # (exception type, message[, context lines]) -> Tag
     infrastructure: bool = False                       # infra.detect may claim the failure for the platform
     learned_fallback: bool = False                     # learned.fallback answers what the rules leave unclassified
+    frameworks: bool = False                           # frameworks.py: TF root errors, launcher signals, cut logs
 
 
 class UnknownConfig(ValueError):
@@ -71,6 +72,21 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         tag=tagger.RULES_V4.tag,
         infrastructure=True,
         learned_fallback=True,
+    ),
+    TaggingConfig(
+        id="tagging:2026-11c",
+        changelog="Frameworks and wrappers (#14.5; rules version 5, frameworks.py): MXNet engine checks, JAX tracer "
+                  "errors, Lightning's MisconfigurationException, TF 'N root error(s) found' judged by the first "
+                  "sub-error, TF 1.x '(see above for traceback)' lines; launcher summaries (torchrun ChildFailedError, "
+                  "mp.spawn, DeepSpeed, CalledProcessError) read by exit code and signal: SIGKILL is cpu_oom only "
+                  "with memory evidence, other signals and bare kills are said plainly; a log that ends inside a "
+                  "traceback is judged from the error before it and its deepest frame, with low confidence. The "
+                  "learned fallback is not asked where a rule says plainly why it cannot tell.",
+        tagger_version="5+infra1+ml1",
+        tag=tagger.RULES_V5.tag,
+        infrastructure=True,
+        learned_fallback=True,
+        frameworks=True,
     ),
 )
 

@@ -14,7 +14,7 @@ import dataclasses
 import os
 from typing import BinaryIO
 
-from . import configs, infra, learned
+from . import configs, frameworks, infra, learned
 from . import stage as stages
 from .analysis import Analysis
 from .capture import HOOK_STAGES, find_capture
@@ -24,7 +24,7 @@ from .logread import LogSource, split_lines
 from .tagger import Tag
 from .taxonomy import CATEGORIES, fault
 from .terminating import root_cause_exit_code, terminating_failure
-from .tracebacks import WRAPPERS, LogFailure, user_frame
+from .tracebacks import CHAIN_MARKERS, WRAPPERS, LogFailure, user_frame
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024   # walk back at most this far looking for a failure
 
@@ -53,7 +53,8 @@ _KILL_SIGNALS = {"9", "SIGKILL", "KILL"}
 # when the scheduler says the process was killed.
 _FAR_FROM_END = 200
 _CHAIN_OVERRIDES_BELOW = 0.8
-_TAIL_GUESS_LINES = 3  # a log without a parsed failure: how many last lines a rule may read
+_TAIL_GUESS_LINES = 3
+_TRUNCATED_CONTEXT = 8  # lines before a cut traceback that may hold the error it raises  # a log without a parsed failure: how many last lines a rule may read
 
 
 def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int | None = None,
@@ -117,7 +118,10 @@ def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, 
         if finding is not None:
             return _as_infrastructure(analysis, finding, lines, line_offset, grouping)
     # A launcher's wrapper (ChildFailedError, CalledProcessError) says nothing of the cause: no guess there.
-    if tagging.learned_fallback and analysis.found and not WRAPPERS.search(analysis.exception_type):
+    # Nor where the rules said plainly why they cannot tell (a bare signal, a cut log, an empty wrapper).
+    plainly = tagging.frameworks and (analysis.rule.startswith(("unclassified.", "cpu_oom.signal_sigkill"))
+                                      and analysis.rule != "unclassified.no_rule")
+    if tagging.learned_fallback and analysis.found and not WRAPPERS.search(analysis.exception_type) and not plainly:
         answer = learned.fallback(analysis, rule_category=analysis.category, rule_confidence=analysis.confidence)
         if answer is not None:
             category = CATEGORIES[answer.category]
@@ -150,11 +154,18 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
     killed = _killed(exit_code, signal)
     if terminal is not None and killed and _nonblank_after(lines, terminal.line_index) > _FAR_FROM_END:
         terminal = None  # the job went on after that error; the kill ended it
+    if tagging.frameworks and not killed:
+        terminal = _recovered(lines, terminal)
     if terminal is None:
         return _with_capture(_without_failure(lines, line_offset, exit_code, signal, killed, grouping, tagging), lines)
 
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
-    tag = tagging.tag(terminal.exception_type, terminal.message, context)
+    if terminal.kind == "truncated":
+        tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag)
+    elif tagging.frameworks:
+        tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
+    else:
+        tag = tagging.tag(terminal.exception_type, terminal.message, context)
     # In a chain ("During handling of the above exception..."), a generic last exception often
     # hides a specific first one: prefer the specific meaning.
     # Only when the last exception's type says little (unclassified, or a weak type default such as
@@ -166,7 +177,11 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
                 tag = Tag(chained.category, round(chained.confidence - 0.05, 2), chained.rule + ".chained",
                           chained.evidence)
                 break
-    if terminal.is_wrapper and not tag.specific and root_cause_exit_code(lines, terminal.line_index) == -9:
+    if tagging.frameworks:
+        # A launcher's summary with no child error printed: its exit code or signal, said plainly.
+        if frameworks.is_launcher_failure(terminal) and (not tag.specific or tag.rule == "cpu_oom.oom_killed"):
+            tag = frameworks.launcher_tag(lines, terminal, Tag) or tag
+    elif terminal.is_wrapper and not tag.specific and root_cause_exit_code(lines, terminal.line_index) == -9:
         tag = Tag("cpu_oom", 0.8, "cpu_oom.child_sigkill", terminal.message.splitlines()[0] if terminal.message else "")
 
     frames = terminal.frames or next((f.frames for f in reversed(terminal.chain) if f.frames), [])
@@ -199,6 +214,24 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         normaliser_version=grouping.normaliser_version,
         grouping_config=grouping.id,
     ), lines)
+
+
+def _recovered(lines: list[str], terminal: LogFailure | None) -> LogFailure | None:
+    """Tagging configs with `frameworks`: a TF 1.x "(see above for traceback)" line when nothing else was
+    found, and a traceback the log ends inside, unless it only continues the terminal failure's chain."""
+    if terminal is None:
+        terminal = frameworks.see_above_failure(lines)
+    cut = frameworks.truncated_traceback(lines)
+    if cut is None:
+        return terminal
+    if terminal is None:
+        return cut
+    # A failure just before the cut traceback (TF's "OP_REQUIRES failed" status) is what it raises.
+    between = lines[terminal.line_index:cut.start_index]
+    if cut.start_index - terminal.line_index > _TRUNCATED_CONTEXT and not any(
+            m in line for line in between for m in CHAIN_MARKERS):
+        return cut
+    return terminal
 
 
 def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: GroupingConfig,

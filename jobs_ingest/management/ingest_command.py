@@ -3,6 +3,7 @@ the jobs a reader produced (Adapted, Rejected, Skipped) with a progress bar, bad
 and a one-line summary; `--wait` waits for the worker. Outside commands/, so Django lists no command here."""
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Iterable
 
@@ -15,6 +16,7 @@ from jobs_ingest.models import Failure, Job
 from jobs_ingest.progress import Progress
 
 WAIT_SLICE = 10_000
+RECEIVE_CHUNK = 200  # jobs stored per transaction (bulk upserts of jobs and attempts)
 
 
 class IngestCommand(BaseCommand):
@@ -43,7 +45,7 @@ class IngestCommand(BaseCommand):
     def store(self, items: Iterable, total: int | None, *, wait: bool, timeout: float, verbosity: int = 1,
               stop_error: type[Exception] | None = None) -> None:
         started = time.monotonic()
-        job_ids, created, errors, skipped, fatal = [], 0, [], 0, None
+        job_ids, created, errors, skipped, fatal, pending = [], 0, [], 0, None, []
         with Progress(total, f"{self.name}: receiving", self.progress_stream()) as bar:
             try:
                 for item in items:
@@ -55,16 +57,19 @@ class IngestCommand(BaseCommand):
                             self.stderr.write(f"{self.name}: skipped {item.where}: {item.reason}")
                     elif isinstance(item, Adapted):
                         try:
-                            received = self._receive(item)
-                            job_ids.append(received.job.pk)
-                            created += received.created
-                        except (JobSpecError, ValueError, OSError) as exc:
+                            item = self.prepare(item)
+                            pending.append((item, parse_job(item.metadata)))
+                        except (JobSpecError, ValueError) as exc:
                             errors.append(f"{item.where}: {exc}")
+                        if len(pending) >= RECEIVE_CHUNK:
+                            created += self._receive_batch(pending, job_ids, errors)
                     bar.advance()
+                created += self._receive_batch(pending, job_ids, errors)
             except Exception as exc:
                 if stop_error is None or not isinstance(exc, stop_error):
                     raise
                 fatal = exc  # the input cannot be read further; what was stored stays stored
+                created += self._receive_batch(pending, job_ids, errors)
         for message in errors:
             self.stderr.write(f"{self.name}: rejected {message}")
         if fatal is not None:
@@ -80,12 +85,32 @@ class IngestCommand(BaseCommand):
         if errors or fatal is not None or (analysed is not None and analysed < len(job_ids)):
             raise CommandError("some records were rejected or not processed; see the messages above")
 
-    def _receive(self, item: Adapted) -> services.Received:
-        spec = parse_job(item.metadata)
-        if not item.logs:
-            return services.receive_job(spec, None)
-        with LogBundle(item.logs) as stream:
-            return services.receive_job(spec, stream)
+    def prepare(self, item: Adapted) -> Adapted:
+        """A command's last word on a record before it is stored (ingest_slurm merges with what is stored)."""
+        return item
+
+    @staticmethod
+    def _receive_batch(pending: list, job_ids: list[int], errors: list[str]) -> int:
+        """Store the pending jobs in one batch (services.receive_jobs); returns how many were new."""
+        created = 0
+        with ExitStack() as stack:
+            pairs, kept = [], []
+            for item, spec in pending:
+                try:
+                    stream = stack.enter_context(LogBundle(item.logs)) if item.logs else None
+                except OSError as exc:
+                    errors.append(f"{item.where}: {exc}")
+                    continue
+                pairs.append((spec, stream))
+                kept.append(item)
+            for item, outcome in zip(kept, services.receive_jobs(pairs)):
+                if isinstance(outcome, Exception):
+                    errors.append(f"{item.where}: {outcome}")
+                else:
+                    job_ids.append(outcome.job.pk)
+                    created += outcome.created
+        pending.clear()
+        return created
 
     def wait_for(self, job_ids: list[int], timeout: float) -> int:
         """How many of the jobs were analysed and indexed before the timeout."""

@@ -41,7 +41,7 @@ def test_task_of_a_killed_worker_is_redelivered_and_counted_once(stack_factory, 
     status, body, _ = stack.send_file(metadata, slow_log)
     assert status == 202, body
 
-    wait_for(lambda: "analyse_job[" in stack.log_of("worker") and " received" in stack.log_of("worker"),
+    wait_for(lambda: "analyse_jobs[" in stack.log_of("worker") and " received" in stack.log_of("worker"),
              timeout=60, what="the worker to take the analysis task")
     time.sleep(1.5)
     assert stack.counts().analysed == 0, "the analysis finished before the kill: make the log larger"
@@ -65,7 +65,7 @@ def test_task_of_a_killed_worker_is_redelivered_and_counted_once(stack_factory, 
         "SELECT f.gpu_seconds, f.category FROM jobs_ingest_failure f JOIN jobs_ingest_job j ON j.id = f.job_id"
         " WHERE j.platform = %s", stack.platform)
     assert gpu_seconds == 4 * 3600  # 4 GPUs for one hour, counted once
-    deliveries = sum(stack.log_of(name).count("analyse_job[") and stack.log_of(name).count(" received")
+    deliveries = sum(stack.log_of(name).count("analyse_jobs[") and stack.log_of(name).count(" received")
                      for name in logs)
     assert deliveries >= 2, "the task was not delivered a second time"
     stack.check_alive(logs[-1])

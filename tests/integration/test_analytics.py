@@ -155,7 +155,7 @@ def test_page_shows_every_chart_with_figures_embedded_safely(client, manager, da
     assert counts["x"] == [2, 1, 1] and hours["x"] == [36.0, 12.0, 0.5]  # counts and GPU hours side by side
     assert counts["y"] == ["GPU Out of Memory", "Path Not Found", "Illegal Argument"]
     assert counts["customdata"][0] == "/?state=all&category=gpu_oom"
-    assert "48.5" in page and "static/vendor/plotly/plotly.min.js" in page and "cdn" not in page.lower()
+    assert "48.5" in page and "static/plotly/plotly.min.js" in page and "cdn" not in page.lower()
 
 
 def test_csv_download_of_a_chart(client, manager, dataset):

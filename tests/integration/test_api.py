@@ -299,3 +299,42 @@ def test_rate_limiter_fails_open_when_redis_is_unreachable(client, rate_limits, 
 def test_rate_limit_zero_means_unlimited(client, rate_limits, settings, api_token):
     settings.JOBTRIAGE_RATE_LIMIT_PER_TOKEN = 0
     assert {post_json(client, api_token, job(str(n))).status_code for n in range(6)} == {202}
+
+
+def test_a_json_array_is_stored_as_one_batch_with_a_result_per_item(client, api_token, celery_worker):
+    body = [{**job(f"b{n}"), "log_text": OOM_LOG} for n in range(3)] + [
+        {**job("b0"), "log_text": OOM_LOG + "\n"},           # the same job again in the batch: the last copy wins
+        {"platform": "slurm", "status": "failed"},            # no external_id
+        "not an object"]
+    response = post_json(client, api_token, body)
+    assert response.status_code == 207, response.content
+    result = response.json()
+    assert (result["accepted"], result["rejected"]) == (4, 2)
+    assert [r["status"] for r in result["results"]] == [202, 202, 202, 202, 400, 400]
+    assert result["results"][4]["fields"] == {"external_id": "is required"}
+    assert result["results"][0]["id"] == result["results"][3]["id"]
+    assert Job.objects.filter(external_id__startswith="b").count() == 3
+    wait_for(lambda: Failure.objects.filter(job__external_id__startswith="b", indexed_at__isnull=False).count() == 3,
+             what="the batch analysed and indexed")
+    assert Signature.objects.get().failure_count == 3  # one signature, counted once per job
+
+    all_good = post_json(client, api_token, [job("b9")])
+    assert all_good.status_code == 202 and all_good.json()["results"][0]["created"] is True
+
+
+def test_bulk_items_outside_a_scoped_token_are_refused_one_by_one(client, db, log_dir):
+    _, nlp_key = IngestToken.issue("nlp scheduler", team="nlp")
+    _, vision_key = IngestToken.issue("vision scheduler", team="vision")
+    assert post_json(client, vision_key, [job("v1", team="vision")]).status_code == 202
+    response = post_json(client, nlp_key, [job("n1"), job("v2", team="vision"), job("v1", team="nlp")])
+    statuses = [r["status"] for r in response.json()["results"]]
+    assert response.status_code == 207 and statuses == [202, 403, 409]  # no takeover of vision's v1
+    assert Job.objects.get(external_id="v1").team == "vision"
+    assert not Job.objects.filter(external_id="v2").exists()
+
+
+def test_too_many_jobs_in_one_request_is_a_clear_400(client, api_token, settings):
+    settings.JOBTRIAGE_API_MAX_BATCH = 2
+    response = post_json(client, api_token, [job("x1"), job("x2"), job("x3")])
+    assert response.status_code == 400 and response.json()["fields"] == {"body": "at most 2 jobs per request"}
+    assert not Job.objects.exists()

@@ -8,6 +8,7 @@ import socket
 from email import policy
 
 import pytest
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -128,14 +129,17 @@ def test_weekly_report_email_through_a_real_smtp_server(dataset, smtp_sink, djan
                        django_user_model.objects.create_user("v2", "v2@example.com"))
     nlp.members.add(django_user_model.objects.create_user("n1", "n1@example.com"))
     speech.members.add(django_user_model.objects.create_user("s1", "s1@example.com"))  # no failures: no email
+    manager = django_user_model.objects.create_user("m1", "m1@example.com")
+    manager.groups.add(Group.objects.get(name=MANAGERS))
     out = io.StringIO()
     call_command("weekly_report", "--week", "2026-W47", stdout=out)
 
-    assert "2 report(s) sent, 1 team(s) without failures" in out.getvalue()
+    assert "3 report(s) sent, 1 without failures, 0 without recipients" in out.getvalue()
     by_recipient = {tuple(sorted(to)): message for to, message in smtp_sink.messages}
-    assert set(by_recipient) == {("v1@example.com", "v2@example.com"), ("n1@example.com",)}
+    assert set(by_recipient) == {("v1@example.com", "v2@example.com"), ("n1@example.com",), ("m1@example.com",)}
+    assert str(by_recipient[("m1@example.com",)]["Subject"]).startswith("Failed jobs 2026-W47: ")  # all teams
     message = by_recipient[("v1@example.com", "v2@example.com")]
-    assert message.get_content_type() == "multipart/alternative"
+    assert message.get_content_type() == "multipart/related"  # text + HTML, and the charts' images
     assert str(message["Subject"]).strip() == "Failed jobs 2026-W47 · vision: 2 failures, 44 GPU hours wasted"
     text = message.get_body(("plain",)).get_content()
     html = message.get_body(("html",)).get_content()
@@ -159,7 +163,32 @@ def test_beat_schedule_sends_on_monday_morning(settings):
     assert entry["schedule"].hour == {7} and entry["schedule"].minute == {0} and entry["schedule"].day_of_week == {1}
 
 
-def test_email_html_draws_the_charts_as_bars_without_script_or_images(dataset, smtp_sink, django_user_model):
+def test_email_embeds_its_charts_as_png_images(dataset, smtp_sink, django_user_model):
+    """kaleido draws the plotly figures with Debian's Chromium; each <img src="cid:..."> has its PNG part."""
+    import re
+    import struct
+    from pathlib import Path
+
+    Team.objects.create(name="vision").members.add(django_user_model.objects.create_user("v1", "v1@example.com"))
+    call_command("weekly_report", "--week", "2026-W47", "--team", "vision", stdout=io.StringIO())
+    (_, message), = smtp_sink.messages
+    html = message.get_body(("html",)).get_content()
+    cids = re.findall(r'<img src="cid:([^"]+)"', html)
+    parts = {part["Content-ID"].strip("<>"): part.get_payload(decode=True)
+             for part in message.walk() if part.get_content_type() == "image/png"}
+    drawn = [c for c in reports.build(W47, "vision").charts if c.name in report_email.EMAIL_CHARTS and not c.is_empty]
+    assert len(cids) == len(drawn) >= 3 and set(cids) == set(parts)
+    png = parts["chart-category@jobtriage"]
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24])[0] == 760
+    assert len(png) > 5_000  # drawn bars and labels, not an empty canvas
+    shots = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    (shots / "weekly-email-chart-category.png").write_bytes(png)  # to look at
+    assert "<script" not in html.lower() and "GPU hours spent on retries" in html
+
+
+def test_email_html_draws_the_charts_as_bars_without_images(dataset, smtp_sink, django_user_model, settings):
+    settings.JOBTRIAGE_EMAIL_CHART_IMAGES = False  # e.g. a worker without Chromium
     Team.objects.create(name="vision").members.add(django_user_model.objects.create_user("v1", "v1@example.com"))
     call_command("weekly_report", "--week", "2026-W47", "--team", "vision", stdout=io.StringIO())
     (_, message), = smtp_sink.messages

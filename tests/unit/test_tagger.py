@@ -175,7 +175,9 @@ def test_type_default_is_marked_not_specific():
 def test_every_analysis_records_the_tagger_version():
     from jobs_ingest.core import analyse_text
     assert analyse_text("KeyError: 'lr'", tagging_config="tagging:2026-11").tagger_version == tagger.TAGGER_VERSION != ""
-    assert analyse_text("KeyError: 'lr'").tagger_version.startswith(tagger.TAGGER_VERSION + "+")
+    assert analyse_text("KeyError: 'lr'", tagging_config="tagging:2026-11b").tagger_version.startswith(
+        tagger.TAGGER_VERSION + "+")
+    assert analyse_text("KeyError: 'lr'").tagger_version.startswith(tagger.RULES_V5.version + "+")
 
 
 def test_long_message_does_not_backtrack():

@@ -7,7 +7,7 @@
   with a time of day, and the baseline of bench/bench_charts.py). Both give the same numbers.
 - charts.py: each chart as a `Chart` (rows of numbers, a caption, links to the matching failures) that
   the page renders and the CSV export writes; CHARTS names them all.
-- figures.py: a chart as a Plotly figure (plain dicts).
+- figures.py: a chart as a plotly.graph_objects Figure (JSON for the page, PNG for the weekly email).
 
 Counts and GPU hours always come together: the study's lesson is that counts mislead (initialization
 failures are 30.8% of failures but 0.9% of the wasted GPU time).

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from triage.analytics.charts import by_team
-from triage.reports import Week, build, csv_rows, last_complete_week
+from triage.reports import Week, build, csv_rows, latest_week_with_data
 from triage.views.access import reports_required
 from triage.views.analytics import chart_context
 from triage.views.export import csv_response
@@ -16,8 +16,8 @@ from triage.views.export import csv_response
 
 @reports_required
 def report_index(request):
-    """The last complete ISO week (the one the Monday email is about)."""
-    return redirect("weekly-report", week=str(last_complete_week(timezone.now().date())))
+    """The last complete ISO week (the one the Monday email is about), or the latest week with failures."""
+    return redirect("weekly-report", week=str(latest_week_with_data(timezone.now().date())))
 
 
 @reports_required

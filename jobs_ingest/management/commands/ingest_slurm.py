@@ -38,7 +38,7 @@ class Command(IngestCommand):
         self.unknown_exit_codes: dict[str, int] = {}
         self.store(items, len(items), wait=wait, timeout=timeout, verbosity=verbosity)
 
-    def _receive(self, item: Adapted):
+    def prepare(self, item: Adapted) -> Adapted:
         """Merge with what is stored, so a later sacct never flips how a run ended (slurmctld restarts
         rewrite recently finished jobs) and a report without -D never drops stored requeues."""
         metadata = item.metadata
@@ -51,11 +51,10 @@ class Command(IngestCommand):
                 self.stderr.write(f"{self.name}: job {job.external_id}: sacct now says {said}; kept what it said "
                                   "first (recorded in slurm_later_reports)")
             item = replace(item, metadata=metadata)
-        received = super()._receive(item)
         if "exit_code_unknown" in metadata:
             reason = metadata["exit_code_unknown"]
             self.unknown_exit_codes[reason] = self.unknown_exit_codes.get(reason, 0) + 1
-        return received
+        return item
 
     def store(self, *args, **kwargs):
         try:

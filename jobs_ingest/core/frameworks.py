@@ -1,0 +1,232 @@
+"""Reading failures that other frameworks and launchers wrap or cut short (tagging config 2026-11c, #14.5).
+
+- TensorFlow's "N root error(s) found." wrapper: the first sub-error "(0) <Code>: message" decides.
+- Launcher summaries (torchrun/elastic ChildFailedError, torch.multiprocessing.spawn, DeepSpeed's runner,
+  accelerate's CalledProcessError) whose only cause is an exit code or a signal: said plainly, and a
+  SIGKILL is CPU OOM only with memory evidence in the log.
+- Logs that end inside a traceback (frames, no exception line): judged from the error context before
+  the traceback and the deepest frame, with a low confidence that says so.
+- TF 1.x "NotFoundError (see above for traceback): message" exception lines.
+
+Pure functions over log lines; pipeline.py calls them only when the tagging config enables them, so
+released configs keep their output.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .tracebacks import _RICH_FRAME, FRAME, IPY_FRAME, TRACEBACK_HEADER, Frame, LogFailure, strip_prefixes
+
+# --- TensorFlow root errors -------------------------------------------------------------------------
+# tensorflow/core/common_runtime (and tf.errors): "2 root error(s) found.\n  (0) INVALID_ARGUMENT: ..."
+# (TF >= 2.9 prints the code in upper case; older releases "(0) Invalid argument: ...").
+_ROOT_ERRORS = re.compile(r"\b\d+ root error\(s\) found\.")
+_SUB_ERROR = re.compile(r"\(0\)\s+(?P<code>[A-Za-z][A-Za-z_ ]*?)\s*:\s*(?P<msg>.*)", re.S)
+# Status codes (tensorflow/core/protobuf/error_codes.proto) -> the Python class tf.errors raises.
+_TF_CODES = {
+    "cancelled": "CancelledError", "unknown": "UnknownError", "invalid argument": "InvalidArgumentError",
+    "deadline exceeded": "DeadlineExceededError", "not found": "NotFoundError",
+    "already exists": "AlreadyExistsError", "permission denied": "PermissionDeniedError",
+    "resource exhausted": "ResourceExhaustedError", "failed precondition": "FailedPreconditionError",
+    "aborted": "AbortedError", "out of range": "OutOfRangeError", "unimplemented": "UnimplementedError",
+    "internal": "InternalError", "unavailable": "UnavailableError", "data loss": "DataLossError",
+    "unauthenticated": "UnauthenticatedError",
+}
+
+
+def tf_root_error(message: str) -> tuple[str, str] | None:
+    """(exception type, message) of the first sub-error of a TF root-error wrapper, or None."""
+    m = _ROOT_ERRORS.search(message)
+    if not m:
+        return None
+    sub = _SUB_ERROR.search(message, m.end())
+    if not sub:
+        return "", ""
+    etype = _TF_CODES.get(sub.group("code").replace("_", " ").strip().lower())
+    if etype is None:
+        return "", ""
+    # The sub-error's text ends where the next sub-error or TF's footer starts.
+    text = re.split(r"\n\s*\(1\)\s|\n\s*\d+ successful operations", sub.group("msg"))[0].strip()
+    return etype, text
+
+
+def with_root_errors(lines: list[str], failure: LogFailure) -> str:
+    """The failure's message, with the root-error block that follows its line when the parser stopped
+    before it (a bare "InvalidArgumentError: Graph execution error:" line without a traceback)."""
+    after = "\n".join(lines[failure.line_index + 1:failure.line_index + 40])
+    if _ROOT_ERRORS.search(failure.message or ""):
+        return failure.message if "(0)" in failure.message else failure.message + "\n" + after
+    m = _ROOT_ERRORS.search(after)
+    if m and not after[:m.start()].strip(" \t\n:").count("\n") > 2:
+        return (failure.message or "") + "\n" + after
+    return failure.message
+
+
+# --- exit codes and signals of a launcher's child --------------------------------------------------
+SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
+           11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+_SIGNAL_NUMBERS = {v: k for k, v in SIGNALS.items()}
+# The launchers' own words (torch/distributed/elastic/multiprocessing/errors/__init__.py and api.py,
+# torch/multiprocessing/spawn.py, deepspeed/launcher/launch.py, subprocess.CalledProcessError).
+_EXIT_PATTERNS = [
+    re.compile(r"Signal (?P<sig>\d+) \(SIG\w+\) received by PID"),
+    re.compile(r"(?:^|[\s)])exitcode\s*:\s*(?P<code>-?\d+)"),            # ChildFailedError summary
+    re.compile(r"failed \(exitcode: (?P<code>-?\d+)\)"),                    # elastic agent's log line
+    re.compile(r"terminated with signal (?P<signame>SIG[A-Z]+)"),           # mp.spawn ProcessExitedException
+    re.compile(r"terminated with exit code (?P<code>\d+)"),
+    re.compile(r"exits with return code = (?P<code>-?\d+)"),                 # deepspeed launcher
+    re.compile(r"returned non-zero exit status (?P<code>-?\d+)"),           # CalledProcessError
+]
+_WINDOWS_CRASH = {3221225477: "access violation (0xC0000005)", 3221225725: "stack overflow (0xC00000FD)"}
+# Memory evidence for a SIGKILL: the kernel's OOM killer, a cgroup or container limit, the shell's
+# "Killed", the allocators' own errors.
+_MEMORY = re.compile(r"Out of memory: Kill|invoked oom-killer|oom[-_ ]kill|Memory cgroup out of memory|OOMKilled"
+                     r"|^\s*Killed\s*$|\bMemoryError\b|Cannot allocate memory|std::bad_alloc|DefaultCPUAllocator"
+                     r"|exceeded (?:its )?memory limit|memory limit exceeded", re.I)
+
+
+def child_exit(lines: list[str], start: int, end: int) -> tuple[int | None, int | None]:
+    """(exit code, signal number) of the failed child as the launcher reports it between `start` and
+    `end`, the root-cause section first. A negative exit code is a signal (Python's convention)."""
+    window = lines[max(0, start):end]
+    root = next((i for i, line in enumerate(window) if "Root Cause" in line), None)
+    ordered = window[root:] + window[:root] if root is not None else window
+    code = sig = None
+    for line in ordered:
+        for pattern in _EXIT_PATTERNS:
+            m = pattern.search(line)
+            if not m:
+                continue
+            d = m.groupdict()
+            if d.get("sig"):
+                sig = int(d["sig"])
+            elif d.get("signame"):
+                sig = _SIGNAL_NUMBERS.get(d["signame"])
+            elif d.get("code") and code is None:
+                code = int(d["code"])
+        if sig is not None:
+            break
+    if sig is None and code is not None and code < 0:
+        sig = -code
+    return code, sig
+
+
+def memory_evidence(lines: list[str]) -> str:
+    return next((line.strip() for line in reversed(lines) if _MEMORY.search(line)), "")
+
+
+def is_launcher_failure(failure: LogFailure) -> bool:
+    """A failure that only reports a child's end: a wrapper exception, or torchrun's summary line."""
+    return failure.is_wrapper or (failure.kind == "Killed" and "received by PID" in failure.message)
+
+
+def launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable):
+    """The tag a launcher's summary supports when no child error was printed, or None (no exit code)."""
+    code, sig = child_exit(lines, failure.start_index - 40, failure.line_index + 60)
+    if sig == 9:
+        memory = memory_evidence(lines)
+        if memory:
+            return tag_cls("cpu_oom", 0.85, "cpu_oom.child_sigkill_memory",
+                           f"killed by SIGKILL (signal 9); memory evidence: {memory[:200]}")
+        # taxonomy.md lists signal 9 / -9 under cpu_oom: the OOM killer is the usual sender. Without
+        # memory evidence the tag says so and stays unsure.
+        return tag_cls("cpu_oom", 0.5, "cpu_oom.signal_sigkill",
+                       "killed by SIGKILL (signal 9); no memory evidence in the log (usually the kernel's OOM "
+                       "killer, but a scheduler or a user may have sent it)")
+    if sig is not None:
+        name = SIGNALS.get(sig, f"signal {sig}")
+        return tag_cls("unclassified", 0.3, f"unclassified.signal_{name.lower()}",
+                       f"child killed by {name} (signal {sig}); the log does not say why")
+    if code in _WINDOWS_CRASH:
+        return tag_cls("unclassified", 0.3, "unclassified.native_crash",
+                       f"child exited with {code}: Windows {_WINDOWS_CRASH[code]}; the log does not say why")
+    if code is not None:
+        return tag_cls("unclassified", 0.25, "unclassified.child_exit_code",
+                       f"child exited with code {code}; its own error is not in the log")
+    return None
+
+
+# --- logs that end inside a traceback ---------------------------------------------------------------
+_MAX_TRUNCATED_SCAN = 400
+
+
+def _frame_of(body: str) -> Frame | None:
+    m = FRAME.match(body) or IPY_FRAME.match(body) or _RICH_FRAME.match(body)
+    if not m:
+        return None
+    d = m.groupdict()
+    return Frame(d.get("file") or d.get("nbfile") or "<cell>", int(d.get("line") or d.get("cline") or 0),
+                 (d.get("func") or d.get("nbfunc") or "").strip())
+
+
+def truncated_traceback(lines: list[str]) -> LogFailure | None:
+    """The traceback a log ends inside (header and frames, no exception line), or None."""
+    bodies = [strip_prefixes(line)[0] for line in lines[-_MAX_TRUNCATED_SCAN:]]
+    offset = len(lines) - len(bodies)
+    header = next((k for k in range(len(bodies) - 1, -1, -1) if TRACEBACK_HEADER.match(bodies[k])), None)
+    if header is None:
+        return None
+    frames: list[Frame] = []
+    last = header
+    for k in range(header + 1, len(bodies)):
+        body = bodies[k]
+        if not body.strip():
+            continue
+        frame = _frame_of(body)
+        if frame:
+            frames.append(frame)
+        elif body[:1] in (" ", "\t", "│", "╰", "╭") or body.startswith(("[Previous line repeated", "---->", "-->")):
+            if frames and not frames[-1].code and body.strip()[:1] not in ("^", "~", "│", "╰"):
+                frames[-1].code = body.strip()[:300]
+        else:
+            return None   # an unindented line that is no frame: the traceback ended (or this is not one)
+        last = k
+    if not frames:
+        return None
+    deepest = frames[-1]
+    message = f"log ends inside a traceback (no exception line); deepest frame: {deepest.describe()}"
+    if deepest.code:
+        message += f": {deepest.code}"
+    return LogFailure("", message, offset + last, offset + header, frames, kind="truncated")
+
+
+def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable):
+    """Judge a truncated traceback: the error context before it, then the deepest frame's code. A
+    launcher's frame (raise ChildFailedError / CalledProcessError) reads the exit code before it."""
+    deepest = failure.frames[-1]
+    code_line = deepest.code or ""
+    if re.search(r"raise (?:\w+\.)*(?:ChildFailedError|CalledProcessError|ProcessExitedException|ProcessRaisedException)",
+                 code_line):
+        wrapped = LogFailure("ChildFailedError", "", failure.line_index, failure.start_index)
+        launched = launcher_tag(lines, wrapped, tag_cls)
+        if launched is not None:
+            return tag_cls(launched.category, launched.confidence, launched.rule + ".truncated",
+                           launched.evidence + "; the log ends inside the launcher's traceback")
+        return tag_cls("unclassified", 0.2, "unclassified.truncated_launcher",
+                       f"the log ends inside the launcher's traceback ({deepest.describe()}); the child's error is not in the log")
+    context = [line for line in lines[max(0, failure.start_index - 8):failure.start_index] if line.strip()]
+    for line in reversed(context):
+        guess = tag("", strip_prefixes(line)[0].strip())
+        if guess.specific:
+            return tag_cls(guess.category, round(min(0.6, guess.confidence - 0.3), 2), guess.rule + ".truncated",
+                           f"log ends inside a traceback; error before it: {line.strip()[:200]}")
+    if code_line:
+        guess = tag("", code_line)
+        if guess.specific:
+            return tag_cls(guess.category, round(min(0.5, guess.confidence - 0.4), 2), guess.rule + ".truncated",
+                           f"log ends inside a traceback; deepest frame {deepest.describe()}: {code_line[:200]}")
+    return tag_cls("unclassified", 0.15, "unclassified.truncated_traceback", failure.message)
+
+
+# --- TF 1.x "Type (see above for traceback): message" ------------------------------------------------
+_SEE_ABOVE = re.compile(r"^(?P<type>(?:[\w.]+\.)?[A-Z]\w*Error) \(see above for traceback\): (?P<msg>.*)$")
+
+
+def see_above_failure(lines: list[str]) -> LogFailure | None:
+    """TF 1.x session errors: "NotFoundError (see above for traceback): /tmp/x.tfrecord" (the last one)."""
+    for k in range(len(lines) - 1, max(-1, len(lines) - _MAX_TRUNCATED_SCAN), -1):
+        m = _SEE_ABOVE.match(strip_prefixes(lines[k])[0].strip())
+        if m:
+            return LogFailure(m.group("type"), m.group("msg").strip(), k, k, kind="python")
+    return None
