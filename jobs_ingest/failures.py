@@ -14,12 +14,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest, Least
+from django.utils import timezone
 
 from jobs_ingest.core import analyse_log, analyse_text
 from jobs_ingest.core.judged import is_unsure, refine
 from jobs_ingest.core.logread import LogSource
-from django.utils import timezone
-
+from jobs_ingest.grouping import enforce_clusters, signatures_by_rule
 from jobs_ingest.jobspec import SUCCESS_STATUSES
 from jobs_ingest.models import Attempt, Failure, Job, Signature
 from jobs_ingest.search.index import IndexingError
@@ -85,26 +85,27 @@ def analyse_batch(job_ids, *, index_now: bool = False) -> BatchResult:
         # Rows locked in one order (job ids, then signature ids) by every batch: no deadlock between workers.
         locked = {job.pk: job for job in Job.objects.select_for_update().filter(pk__in=analyses).order_by("pk")}
         analyses = {pk: a for pk, a in analyses.items() if pk in locked}  # deleted meanwhile: nothing to store
-        signatures = _signatures_for(analyses.values())
+        # A person's grouping rule (merge/split, jobs_ingest/grouping.py) wins over the fingerprint.
+        chosen = signatures_by_rule(analyses, _signatures_for(analyses.values()))
         previous = {job_id: (sig, gpu) for job_id, sig, gpu in
                     Failure.objects.filter(job_id__in=locked).values_list("job_id", "signature_id", "gpu_seconds")}
         gpu = _gpu_seconds(list(locked))
         rows = []
         for pk, analysis in analyses.items():
             facts = analysis.as_dict()
-            signature = signatures[(analysis.fingerprint, analysis.normaliser_version)]
-            rows.append(Failure(job=locked[pk], signature=signature, gpu_seconds=gpu.get(pk, 0.0), indexed_at=None,
-                                judged_like_id=int(analysis.judged_like) if analysis.judged_like else None,
+            signature, rule = chosen[pk]
+            rows.append(Failure(job=locked[pk], signature=signature, grouping_rule=rule, gpu_seconds=gpu.get(pk, 0.0),
+                                indexed_at=None, judged_like_id=int(analysis.judged_like) if analysis.judged_like else None,
                                 **{k: facts[k] for k in FAILURE_FIELDS}))
         Failure.objects.bulk_create(rows, update_conflicts=True, unique_fields=["job"], update_fields=UPSERT_FIELDS)
         failures = list(Failure.objects.filter(job_id__in=analyses).order_by("pk"))
         for failure in failures:
             failure.job = locked[failure.job_id]
-            failure.signature = signatures[(analyses[failure.job_id].fingerprint,
-                                            analyses[failure.job_id].normaliser_version)]
+            failure.signature = chosen[failure.job_id][0]
         failure_ids = [f.pk for f in failures]
         new_to_signature = {f.pk: previous.get(f.job_id, (None,))[0] != f.signature_id for f in failures}
         moved_from = _update_signatures(failures, previous, analyses)
+        enforce_clusters({f.signature for f in failures})
         failures_analysed.send(sender=Failure, failures=failures, new_to_signature=new_to_signature)
         Job.objects.filter(pk__in=analyses).update(ingest_state=Job.Ingest.ANALYSED, ingest_error="",
                                                    updated_at=timezone.now())
@@ -233,4 +234,5 @@ FAILURE_FIELDS = ("found", "failure_line", "failure_line_number", "exception_typ
                   "rule", "evidence", "tagger_version", "tagging_config", "grouping_config", "retry_advice", "capture",
                   "fault", "suspect_nodes", "line_numbers_from")
 # Written on a re-analysis (INSERT ... ON CONFLICT (job) DO UPDATE): every derived field.
-UPSERT_FIELDS = ["signature", "judged_like", "gpu_seconds", "indexed_at", "analysed_at", *FAILURE_FIELDS]
+UPSERT_FIELDS = ["signature", "grouping_rule", "judged_like", "gpu_seconds", "indexed_at", "analysed_at",
+                 *FAILURE_FIELDS]

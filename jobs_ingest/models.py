@@ -5,6 +5,7 @@ People's judgments (confirmed labels, root causes, fixes) live in the triage app
 import hashlib
 import secrets
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.db.models import Count, Max, Min, Sum
@@ -136,6 +137,31 @@ class Signature(models.Model):
         self.refresh_from_db(fields=["failure_count", "gpu_seconds", "first_seen", "last_seen", "teams"])
 
 
+class GroupingRule(models.Model):
+    """A person's correction of the grouping (core/grouping_rules.py): the failures of one automatic
+    fingerprint (all, or those containing a text) go to `target`. Applied at every analysis, so future
+    failures and re-analyses follow it; never deleted, only deactivated (it is also the rule log)."""
+    class Kind(models.TextChoices):
+        MERGE = "merge", "Merge"
+        SPLIT = "split", "Split"
+        CLUSTER = "cluster", "Cluster split"  # `target` belongs to `cluster`, whatever the clustering says
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    fingerprint = models.CharField(max_length=64, help_text="the automatic fingerprint it matches")
+    normaliser_version = models.CharField(max_length=16)
+    contains = models.CharField(max_length=500, blank=True, help_text="split: text of the failure line or message")
+    cluster = models.CharField(max_length=64, blank=True, help_text="cluster split: the cluster `target` belongs to")
+    target = models.ForeignKey(Signature, on_delete=models.PROTECT, related_name="grouping_rules")
+    active = models.BooleanField(default=True)
+    note = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["fingerprint", "normaliser_version"], name="grouping_rule_match")]
+
+
 class Failure(models.Model):
     """The failure that terminated a job, as derived from its log by the pure core."""
     job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="failure")
@@ -169,6 +195,8 @@ class Failure(models.Model):
     suspect_nodes = models.JSONField(default=list, db_default=[], blank=True)
     capture = models.JSONField(default=dict, blank=True,
                                help_text="what the training-side hook captured (stages, inputs, artifacts, replay)")
+    grouping_rule = models.ForeignKey("GroupingRule", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="failures", help_text="the rule that chose its signature, if any")
     judged_like = models.ForeignKey(
         Signature, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="learning from triage: the judged signature whose category this failure took")

@@ -182,6 +182,11 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", 30))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "jobtriage <jobtriage@localhost>")
+# Issue trackers (#17): the site's default for the "new issue" button (a team's own setting wins):
+# github:owner/repo, gitlab:https://host/group/project, jira:<create URL>, or a URL with {title} and {body}.
+JOBTRIAGE_ISSUE_TRACKER = os.environ.get("JOBTRIAGE_ISSUE_TRACKER", "")
+# A signature nobody owns is assigned to the failing job's team (when that team exists here).
+JOBTRIAGE_AUTO_ASSIGN_BY_TEAM = env_bool("JOBTRIAGE_AUTO_ASSIGN_BY_TEAM", False)
 # The weekly email's charts as PNG images drawn by kaleido with the machine's Chromium (0 = table bars only).
 JOBTRIAGE_EMAIL_CHART_IMAGES = env_bool("JOBTRIAGE_EMAIL_CHART_IMAGES", True)
 JOBTRIAGE_EMAIL_CHART_TIMEOUT = float(os.environ.get("JOBTRIAGE_EMAIL_CHART_TIMEOUT", 120))

@@ -24,6 +24,9 @@ class JudgmentForm(forms.Form):
             if upload.size > MAX_DIFF_BYTES:
                 raise forms.ValidationError({"diff_file": f"the file is larger than {MAX_DIFF_BYTES // 1024} KB"})
             data["fix_diff"] = upload.read().decode("utf-8", errors="replace")
+            # A file input cannot be refilled: if the form comes back, the uploaded text is in the diff field.
+            self.data = self.data.copy()
+            self.data["fix_diff"] = data["fix_diff"]
         if data.get("fix_diff", "").strip():
             try:
                 parse_diff(data["fix_diff"])
@@ -44,6 +47,74 @@ class FixedByForm(forms.Form):
     job = forms.CharField(required=False, max_length=1000, label="Fixed by job",
                           help_text="a suggested job, our job id, its URL, or platform:external_id")
     unlink = forms.BooleanField(required=False)
+    confirm = forms.BooleanField(required=False, help_text="link even though the job failed or ended too early")
+
+
+class IssueLinkForm(forms.Form):
+    """A bug/issue URL; http(s) only (a javascript: link would run in the page of whoever clicks it)."""
+    issue_url = forms.CharField(required=False, max_length=500, label="Issue URL",
+                                widget=forms.URLInput(attrs={"placeholder": "https://github.com/org/repo/issues/123"}))
+
+    def clean_issue_url(self):
+        from triage.issue_links import IssueLinkError, check_url
+        try:
+            return check_url(self.cleaned_data["issue_url"])
+        except IssueLinkError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
+class AssignForm(forms.Form):
+    owner_user = forms.CharField(required=False, max_length=150, label="Person (username)")
+    owner_team = forms.ModelChoiceField(queryset=None, required=False, label="Team")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from triage.models import Team
+        self.fields["owner_team"].queryset = Team.objects.order_by("name")
+
+    def clean_owner_user(self):
+        from django.contrib.auth import get_user_model
+        name = self.cleaned_data["owner_user"].strip()
+        if not name:
+            return None
+        user = get_user_model().objects.filter(username=name, is_active=True).first()
+        if user is None:
+            raise forms.ValidationError(f"no active user named {name!r}")
+        return user
+
+
+class CommentForm(forms.Form):
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Comment; @username notifies them"}),
+                           max_length=20_000, label="Comment")
+
+
+class ClusterJudgmentForm(forms.Form):
+    """One judgment for every signature of a cluster (a signature judged on its own keeps its own)."""
+    category = forms.ChoiceField(choices=CATEGORY_CHOICES)
+    root_cause = forms.ChoiceField(choices=BLANK + ROOT_CAUSE_CHOICES, required=False)
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=20_000)
+    fix_description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=20_000,
+                                      label="Fix")
+
+
+class MergeForm(forms.Form):
+    other = forms.CharField(max_length=300, label="Merge this signature into the one on this page",
+                            help_text="its id or its page's URL (/signatures/<id>/)")
+    note = forms.CharField(max_length=2000, required=False, label="Why (kept with the rule)")
+
+    def clean_other(self):
+        from jobs_ingest.models import Signature
+        text = self.cleaned_data["other"].strip()
+        tail = text.split("/signatures/", 1)[1].strip("/").split("/")[0] if "/signatures/" in text else text
+        signature = Signature.objects.filter(pk=int(tail)).first() if tail.isdigit() else None
+        if signature is None:
+            raise forms.ValidationError("no such signature: give its id or its page's URL")
+        return signature
+
+
+class SplitForm(forms.Form):
+    contains = forms.CharField(max_length=500, strip=False, label="Split off the failures whose line or message contains")
+    note = forms.CharField(max_length=2000, required=False, label="Why (kept with the rule)")
 
 
 class AlertSubscriptionForm(forms.ModelForm):

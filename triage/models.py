@@ -16,6 +16,11 @@ class Team(models.Model):
     """A team as named in job metadata (`team`), with its members and report recipients."""
     name = models.CharField(max_length=150, unique=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="teams")
+    issue_tracker = models.CharField(
+        max_length=500, blank=True,
+        help_text="where this team files bugs: github:owner/repo, gitlab:https://host/group/project, "
+                  "jira:https://host/secure/CreateIssueDetails!init.jspa?pid=10000&issuetype=1, or a URL with "
+                  "{title} and {body}; blank = the site's JOBTRIAGE_ISSUE_TRACKER")
 
     def __str__(self):
         return self.name
@@ -43,6 +48,13 @@ class SignatureTriage(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
+    issue_url = models.URLField(max_length=500, blank=True, help_text="the bug in the team's issue tracker")
+    owner_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="owned_signatures")
+    owner_team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="owned_signatures")
+    # A judgment made on the signature itself overrides its cluster's; until then the cluster's applies.
+    judged_on_cluster = models.BooleanField(default=False, help_text="category etc. came from the cluster's judgment")
 
     class Meta:
         permissions = [("triage_failures", "Can confirm and correct labels, record root causes and fixes"),
@@ -50,6 +62,37 @@ class SignatureTriage(models.Model):
 
     def __str__(self):
         return f"{self.signature_id}: {self.state}"
+
+
+class ClusterTriage(models.Model):
+    """A judgment, owner and issue link for a whole reason-level cluster (Signature.cluster). Its judgment
+    is copied onto every signature of the cluster that has no judgment of its own (services.judge_cluster)."""
+    cluster = models.CharField(max_length=64, primary_key=True)
+    category = models.CharField(max_length=32, choices=CATEGORY_CHOICES, blank=True)
+    root_cause = models.CharField(max_length=40, choices=ROOT_CAUSE_CHOICES, blank=True)
+    notes = models.TextField(blank=True)
+    fix_description = models.TextField(blank=True)
+    issue_url = models.URLField(max_length=500, blank=True)
+    owner_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="owned_clusters")
+    owner_team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_clusters")
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+
+
+class Comment(models.Model):
+    """A comment on a signature; `@username` mentions are emailed once, when it is posted."""
+    signature = models.ForeignKey(Signature, on_delete=models.CASCADE, related_name="comments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    body = models.TextField(max_length=20_000)
+    mentions = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="mentioned_in")
+    mentions_sent_at = models.DateTimeField(null=True, blank=True,
+                                            help_text="when the mention emails went out (a redelivered task skips)")
+
+    class Meta:
+        ordering = ["at", "pk"]
 
 
 class FailureOverride(models.Model):

@@ -14,7 +14,7 @@ from django.db.models import Count, DurationField, ExpressionWrapper, F, FloatFi
 
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, STAGES
 from jobs_ingest.models import Signature
-from triage import effective, rollups
+from triage import effective, rollups, services
 from triage.analytics import sources
 from triage.analytics.charts import CHARTS, retry_waste, weekly_trend
 from triage.analytics.filters import ChartFilters
@@ -128,6 +128,7 @@ class SignatureLine:
     gpu_hours: float
     rank: int = 0
     previous_rank: int | None = None  # None: not among last week's failures
+    issue_url: str = ""  # the bug in the tracker (the signature's, else its cluster's)
 
     @property
     def rank_change(self) -> str:
@@ -211,13 +212,15 @@ def _lines(ranked: list[dict]) -> list[SignatureLine]:
     info = {s["pk"]: s for s in Signature.objects.filter(pk__in=[r["signature_id"] for r in ranked])
             .annotate(effective_category=effective.signature_category_expression())
             .values("pk", "masked_message", "effective_category")}
+    issues = services.issue_urls(info)
     lines = []
     for i, r in enumerate(ranked, 1):
         s = info.get(r["signature_id"], {})
         category = s.get("effective_category") or "unclassified"
         lines.append(SignatureLine(r["signature_id"], " ".join((s.get("masked_message") or "").split())[:160],
                                    CATEGORIES[category].name if category in CATEGORIES else category,
-                                   r["n"], (r["gpu"] or 0.0) / HOUR, rank=i))
+                                   r["n"], (r["gpu"] or 0.0) / HOUR, rank=i,
+                                   issue_url=issues.get(r["signature_id"], "")))
     return lines
 
 

@@ -5,7 +5,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import (Case, CharField, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Sum, Value,
+                              When)
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, ROOT_CAUSES, STAGES
@@ -34,6 +36,7 @@ class QueueFilters:
     until: datetime | None = None
     until_is_date: bool = False  # `until` given as a date: that whole day counts
     new_days: int | None = None
+    owner: str = ""  # "me": assigned to the viewer, or to a team the viewer belongs to
 
     @classmethod
     def from_query(cls, query) -> "QueueFilters":
@@ -55,6 +58,7 @@ class QueueFilters:
                 f.until_is_date = True
         days = query.get("new_days") or ""
         f.new_days = int(days) if days.isdigit() and 0 < int(days) <= 3650 else None
+        f.owner = "me" if query.get("owner") == "me" else ""
         return f
 
     @property
@@ -66,8 +70,20 @@ class QueueFilters:
         return self.until + timedelta(days=1) if self.until and self.until_is_date else self.until
 
 
-def queue(filters: QueueFilters) -> QuerySet:
-    qs = Signature.objects.select_related("triage")
+def assigned_to_q(user, prefix: str = "triage__") -> Q:
+    """Owned by `user` or by one of the user's teams."""
+    from triage.models import Team
+    return (Q(**{f"{prefix}owner_user": user})
+            | Q(**{f"{prefix}owner_team__in": Team.objects.filter(members=user).values("pk")}))
+
+
+def queue(filters: QueueFilters, user=None) -> QuerySet:
+    # A signature merged into another (or emptied by a split) has no failures left: not in the queue.
+    qs = Signature.objects.select_related("triage", "triage__owner_user", "triage__owner_team").filter(failure_count__gt=0)
+    if filters.owner == "me" and user is not None and user.is_authenticated:
+        from triage.models import ClusterTriage
+        mine = ClusterTriage.objects.filter(assigned_to_q(user, prefix="")).values("cluster")
+        qs = qs.filter(assigned_to_q(user) | Q(cluster__in=mine))
     if filters.state == OPEN:
         qs = qs.filter(Q(triage__isnull=True) | Q(triage__state__in=[State.NEW, State.REGRESSED]))
     elif filters.state == State.NEW:
@@ -102,3 +118,31 @@ def queue(filters: QueueFilters) -> QuerySet:
     if filters.new_days:
         qs = qs.filter(first_seen__gte=timezone.now() - timedelta(days=filters.new_days))
     return qs.order_by("-gpu_seconds", "-pk")
+
+
+# A signature without a cluster stands alone in the cluster view, under a key of its own.
+SOLO = "sig-"
+
+
+def cluster_key():
+    return Case(When(cluster="", then=Concat(Value(SOLO), Cast("pk", CharField()))), default=F("cluster"),
+                output_field=CharField())
+
+
+def cluster_queue(filters: QueueFilters, user=None) -> QuerySet:
+    """The queue grouped by cluster: one row per cluster of the signatures the filters keep, with their
+    counts, failures, GPU time and first/last seen, by GPU time."""
+    return (queue(filters, user).order_by().annotate(key=cluster_key()).values("key")
+            .annotate(signatures=Count("pk"), failures=Sum("failure_count"), gpu_seconds=Sum("gpu_seconds"),
+                      first_seen=Min("first_seen"), last_seen=Max("last_seen"))
+            .order_by("-gpu_seconds", "key"))
+
+
+def cluster_members(keys: list[str], filters: QueueFilters, user=None) -> dict[str, list[Signature]]:
+    """The signatures of each cluster row of a page (those the filters keep), by GPU time."""
+    solo = [int(k[len(SOLO):]) for k in keys if k.startswith(SOLO) and k[len(SOLO):].isdigit()]
+    clusters = [k for k in keys if not k.startswith(SOLO)]
+    members: dict[str, list[Signature]] = {k: [] for k in keys}
+    for signature in queue(filters, user).filter(Q(cluster__in=clusters) | Q(pk__in=solo, cluster="")):
+        members.setdefault(signature.cluster or f"{SOLO}{signature.pk}", []).append(signature)
+    return members

@@ -37,6 +37,12 @@ def send_weekly_reports(week: str | None = None) -> str:
     return summary
 
 
+# Comment mentions (#17): the SMTP errors are OSErrors; retried with backoff. Sent once per comment.
+@shared_task(acks_late=True, autoretry_for=(OSError, OperationalError), retry_backoff=30, retry_backoff_max=1800,
+             max_retries=8)
+def send_mention_emails(comment_id: int) -> str:
+    from triage.comments import send_mentions
+    return f"{send_mentions(comment_id)} mention emails for comment {comment_id}"
 # Alerts (issue #17): triage/alerts.py decides; these run it off the ingest path.
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=5, max_retries=5)
 def check_alerts(signature_ids: list[int]) -> str:

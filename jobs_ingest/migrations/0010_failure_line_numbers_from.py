@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jobs_ingest', '0007_signature_cluster_job_nodes'),
+        ('jobs_ingest', '0009_grouping_rule'),
     ]
 
     operations = [

@@ -20,7 +20,7 @@ from django.urls import reverse
 
 from jobs_ingest import failures, services
 from jobs_ingest.jobspec import parse_job
-from jobs_ingest.models import Job
+from jobs_ingest.models import Job, Signature
 from triage import services as triage_services
 from triage.roles import ENGINEERS, MANAGERS
 
@@ -250,7 +250,10 @@ def page_urls(job, failure):
         if name.startswith("api-") or name in ("password_change_done",):
             continue
         try:
-            if "signature" in name or name in ("judge", "set-state", "fixed-by"):
+            if name.startswith("cluster"):
+                url = reverse(name, args=[HOSTILE_CLUSTER])
+            elif "signature" in name and name != "merge-selected" or name in (
+                    "judge", "set-state", "fixed-by", "issue-link", "assign", "add-comment", "merge-into", "split"):
                 url = reverse(name, args=[failure.signature_id])
             elif name.startswith("job") or name == "override":
                 url = reverse(name, args=[job.pk])
@@ -270,12 +273,18 @@ def page_urls(job, failure):
     urls += [("queue ?state=all", f"{reverse('queue')}?state=all&team={urllib.parse.quote(TEAM_PAYLOAD)}"),
              ("queue echo", f"{reverse('queue')}?q={q}&state={q}&category={q}"),
              ("search", f"{reverse('search')}?q={q}"), ("search KeyError", f"{reverse('search')}?q=KeyError"),
-             ("analytics", f"{reverse('analytics')}?team={q}&platform={q}")]
+             ("analytics", f"{reverse('analytics')}?team={q}&platform={q}"),
+             ("queue by cluster", f"{reverse('queue')}?view=cluster&state=all")]
     return urls
+
+
+HOSTILE_CLUSTER = "c-hostile"
 
 
 def test_html_and_script_are_escaped_on_every_page(client, hostile_failure):
     user, job, failure = hostile_failure
+    # A cluster whose message is the hostile text (the cluster page and the queue by cluster show it).
+    Signature.objects.filter(pk=failure.signature_id).update(cluster=HOSTILE_CLUSTER, cluster_message=PAYLOAD)
     client.force_login(user)
     rendered = []
     for name, url in page_urls(job, failure):
@@ -295,7 +304,8 @@ def test_html_and_script_are_escaped_on_every_page(client, hostile_failure):
         if response.status_code == 200:
             rendered.append(name)
     # The pages that show the hostile text really rendered it (escaped).
-    for name in ("signature-detail", "job-detail", "queue ?state=all", "search KeyError"):
+    for name in ("signature-detail", "job-detail", "queue ?state=all", "search KeyError", "cluster-detail",
+                 "queue by cluster"):
         assert name in rendered, (name, rendered)
     for url in (reverse("job-detail", args=[job.pk]), reverse("signature-detail", args=[failure.signature_id])):
         assert "&lt;script&gt;" in client.get(url).content.decode()

@@ -32,10 +32,12 @@ judgments.judge(failure.signature, user, category="illegal_argument")
 client = Client()
 client.force_login(user)
 for url in ["/", "/analytics/", "/analytics/?since=2026-11-16&until=2026-11-20", "/reports/2026-W47/",
-            "/reports/2026-W47/vision/", f"/jobs/{job.pk}/", f"/signatures/{failure.signature_id}/"]:
+            "/reports/2026-W47/vision/", f"/jobs/{job.pk}/", f"/signatures/{failure.signature_id}/",
+            "/?view=cluster&state=all"]:
     response = client.get(url)
     assert response.status_code == 200, (url, response.status_code)
     assert b"illegal" in response.content, url
+assert b"(no cluster)" in client.get("/?view=cluster&state=all").content  # the cluster view groups on SQLite too
 print("sqlite ok")
 '''
 

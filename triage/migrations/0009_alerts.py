@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('triage', '0004_infrastructure_choices'),
+        ('triage', '0006_workflow'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

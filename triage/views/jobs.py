@@ -23,6 +23,11 @@ from triage.views.search import similar_panel
 
 @login_required
 def job_detail(request, job_id: int):
+    return render_job(request, job_id)
+
+
+def render_job(request, job_id: int, *, override_form: OverrideForm | None = None, status: int = 200):
+    """The job page; a bound `override_form` with errors is drawn again as typed (never a redirect)."""
     job = get_object_or_404(Job.objects.prefetch_related("attempts"), pk=job_id)
     failure = Failure.objects.select_related("signature", "signature__triage").filter(job=job).first()
     if failure and failure.line_numbers_from:
@@ -38,14 +43,16 @@ def job_detail(request, job_id: int):
             "category": CATEGORIES[effective.category(override, triage, failure.category)],
             "stage": STAGES.get(failure.stage), "retry_advice": RETRY_ADVICE.get(failure.retry_advice),
             "excerpt": excerpt(failure), "traceback": traceback(failure),
-            "override_form": OverrideForm(initial={"category": override.category, "root_cause": override.root_cause,
-                                                   "notes": override.notes} if override else None),
+            "override_form": override_form or OverrideForm(initial={
+                "category": override.category, "root_cause": override.root_cause, "notes": override.notes}
+                if override else None),
             "others": failure.signature.failures.exclude(pk=failure.pk).select_related("job").order_by("-job__ended_at")[:20],
             "history": JudgmentEvent.objects.filter(signature=failure.signature_id).select_related("user", "failure__job")[:100],
             "diff": diff(triage.fix_diff) if triage and triage.fix_diff else None,
+            "issue_url": services.issue_urls([failure.signature_id]).get(failure.signature_id, ""),
             **similar_panel(failure),
         })
-    return render(request, "triage/job_detail.html", context)
+    return render(request, "triage/job_detail.html", context, status=status)
 
 
 def _hook_capture(failure: Failure | None, job: Job) -> dict | None:
@@ -71,7 +78,8 @@ def override(request, job_id: int):
         messages.success(request, "Override saved for this job." if any(form.cleaned_data.values())
                          else "Override removed: the job follows its signature again.")
     else:
-        messages.error(request, "Nothing was saved: invalid override.")
+        messages.error(request, "Nothing was saved: correct the marked field below.")
+        return render_job(request, job_id, override_form=form, status=400)
     return redirect("job-detail", job_id)
 
 

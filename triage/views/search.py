@@ -12,7 +12,7 @@ from jobs_ingest.models import Signature
 from jobs_ingest.search import logs, similar
 from jobs_ingest.search.query import BadQuery, SearchUnavailable
 from jobs_ingest.search.sync import es_client
-from triage import effective
+from triage import effective, services
 from triage.models import SignatureTriage
 
 _EM = re.compile(r"</?em>")
@@ -36,6 +36,7 @@ def with_judgments(hits: list) -> list[dict]:
         hit.count, hit.gpu_hours = totals.get(str(hit.signature_id), (hit.count, hit.gpu_hours))
     triages = {str(t.signature_id): t for t in SignatureTriage.objects.select_related("fixed_by")
                .filter(signature_id__in=ids)}
+    issues = services.issue_urls(ids)
     rows = []
     for hit in hits:
         triage = triages.get(str(hit.signature_id))
@@ -43,6 +44,7 @@ def with_judgments(hits: list) -> list[dict]:
         rows.append({"hit": hit, "triage": triage, "state": triage.state if triage else "new",
                      "category": CATEGORIES.get(category, CATEGORIES["unclassified"]),
                      "root_cause": ROOT_CAUSES.get(triage.root_cause) if triage and triage.root_cause else "",
+                     "issue_url": issues.get(int(hit.signature_id)) if str(hit.signature_id).isdigit() else "",
                      "fix": (triage.fix_description or ("diff recorded" if triage.fix_diff else "")) if triage else ""})
     return rows
 
