@@ -23,7 +23,7 @@ from jobs_ingest.grouping import enforce_clusters, signatures_by_rule
 from jobs_ingest.jobspec import SUCCESS_STATUSES
 from jobs_ingest.models import Attempt, Failure, Job, Signature
 from jobs_ingest.search.index import IndexingError
-from jobs_ingest.search.neighbours import judged_neighbours
+from jobs_ingest.search.neighbours import corrected_categories, judged_neighbours
 from jobs_ingest.search.query import SearchUnavailable
 from jobs_ingest.search.sync import es_client, index_failures
 from jobs_ingest.search.tasks import enqueue_indexing
@@ -139,17 +139,18 @@ def _analyse_log(job: Job):
 
 
 def _learn_from_triage(analyses: dict) -> dict:
-    """Unsure analyses take the category of their nearest judged neighbours when those agree
-    (core/judged.py), one search request per batch. With Elasticsearch down the rules' answers stand."""
-    unsure = {pk: a for pk, a in analyses.items() if is_unsure(a)}
-    if not unsure:
-        return analyses
+    """Analyses take the category of their nearest judged neighbours when those agree (core/judged.py
+    decides: an unsure tag, or a tag people corrected on a near-identical failure); one search request per
+    batch. With Elasticsearch down the rules' answers stand."""
+    client, prefix = es_client(), settings.ES_INDEX_PREFIX
     try:
-        found = judged_neighbours(es_client(), settings.ES_INDEX_PREFIX, unsure)
+        corrected = corrected_categories(client, prefix)
+        ask = {pk: a for pk, a in analyses.items() if is_unsure(a) or a.category in corrected}
+        found = judged_neighbours(client, prefix, ask) if ask else {}
     except SearchUnavailable as exc:
-        log.warning("learning from triage skipped for %d analyses: %s", len(unsure), exc)
+        log.warning("learning from triage skipped for %d analyses: %s", len(analyses), exc)
         return analyses
-    return {pk: refine(a, found.get(pk, [])) if pk in unsure else a for pk, a in analyses.items()}
+    return {pk: refine(a, found[pk]) if pk in found else a for pk, a in analyses.items()}
 
 
 def resolve_line_numbers(failure: Failure) -> Failure:

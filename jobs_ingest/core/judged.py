@@ -21,6 +21,7 @@ from .taxonomy import CATEGORIES, UNCLASSIFIED
 RULE_PREFIX = "judged."
 UNSURE_BELOW = 0.7      # rule confidences below this (and unclassified, and the learned model) are unsure
 MIN_SIMILARITY = 0.6    # word-set Jaccard of the masked messages for a neighbour to count
+CORRECTION_SIMILARITY = 0.8  # a confident tag yields only to a person's correction of that same tag this close
 TIE_MARGIN = 0.05       # neighbours this close to the best one must agree with it
 
 
@@ -31,6 +32,7 @@ class Neighbour:
     exception_type: str
     masked_message: str
     fingerprint: str
+    auto_category: str = ""  # what the tagger said for it before the person judged
 
 
 def is_unsure(analysis: Analysis) -> bool:
@@ -47,17 +49,19 @@ def similarity(a: str, b: str) -> float:
 
 
 def refine(analysis: Analysis, neighbours: list[Neighbour]) -> Analysis:
-    """The analysis with its judged neighbours' category when it is unsure and its closest neighbours
-    (same exception type, similar message) agree; else the analysis unchanged. A neighbour of the same
-    fingerprint is the failure's own signature, whose judgment applies anyway: it is not a neighbour."""
-    if not is_unsure(analysis):
-        return analysis
+    """The analysis with its judged neighbours' category when its closest neighbours (same exception type,
+    similar message) agree, and either the analysis is unsure or those neighbours are people's corrections
+    of the very category it has (the tagger was wrong there before); else the analysis unchanged. A
+    neighbour of the same fingerprint is the failure's own signature, whose judgment applies anyway."""
+    unsure = is_unsure(analysis)
+    if not unsure:
+        neighbours = [n for n in neighbours if n.auto_category == analysis.category != n.category]
     kind = short_type(analysis.exception_type)
     scored = sorted(((similarity(analysis.masked_message, n.masked_message), n) for n in neighbours
                      if n.fingerprint != analysis.fingerprint and n.category in CATEGORIES
                      and n.category != UNCLASSIFIED and short_type(n.exception_type) == kind),
                     key=lambda pair: -pair[0])
-    if not scored or scored[0][0] < MIN_SIMILARITY:
+    if not scored or scored[0][0] < (MIN_SIMILARITY if unsure else CORRECTION_SIMILARITY):
         return analysis
     best, closest = scored[0]
     agreeing = [n for s, n in scored if s >= best - TIE_MARGIN]

@@ -18,9 +18,23 @@ JUDGED = {"bool": {"filter": [{"exists": {"field": "confirmed_category"}}],
                    "must_not": [{"term": {"confirmed_category": ""}}]}}
 
 
+def corrected_categories(client: Elasticsearch, prefix: str) -> set[str]:
+    """The automatic categories that people corrected on at least one signature (one small aggregation):
+    only analyses with such a category, or unsure ones, are worth a neighbour search."""
+    try:
+        result = client.search(index=alias_name(prefix, SIGNATURES), size=0, query=JUDGED, ignore_unavailable=True,
+                               aggs={"auto": {"terms": {"field": "category", "size": 100},
+                                              "aggs": {"judged": {"terms": {"field": "confirmed_category",
+                                                                            "size": 100}}}}})
+    except (ApiError, TransportError) as exc:
+        raise SearchUnavailable(f"judged neighbours: {exc}") from exc
+    return {b["key"] for b in result.get("aggregations", {}).get("auto", {}).get("buckets", [])
+            if any(j["key"] != b["key"] for j in b["judged"]["buckets"])}
+
+
 def judged_neighbours(client: Elasticsearch, prefix: str, analyses: dict) -> dict:
     """{key: [Neighbour, ...]} for {key: Analysis}; raises SearchUnavailable when Elasticsearch fails."""
-    keys = [k for k, a in analyses.items() if a.masked_message.strip()]
+    keys = [k for k, a in analyses.items() if a.masked_message.strip()]  # callers pass the ones worth asking
     if not keys:
         return {}
     index = alias_name(prefix, SIGNATURES)
@@ -30,8 +44,8 @@ def judged_neighbours(client: Elasticsearch, prefix: str, analyses: dict) -> dic
         p = Probe(a.found, a.exception_type, cap(a.masked_message, MAX_QUERY_CHARS), a.fingerprint, a.category, "")
         searches += [{"index": index, "ignore_unavailable": True},
                      {"query": {"bool": {"must": [ranking_query(p)], "filter": [JUDGED]}}, "size": NEIGHBOURS,
-                      "_source": ["signature_id", "confirmed_category", "exception_type", "masked_message",
-                                  "fingerprint"], "track_total_hits": False}]
+                      "_source": ["signature_id", "confirmed_category", "category", "exception_type",
+                                  "masked_message", "fingerprint"], "track_total_hits": False}]
     try:
         responses = client.msearch(searches=searches)["responses"]
     except (ApiError, TransportError) as exc:
@@ -43,5 +57,6 @@ def judged_neighbours(client: Elasticsearch, prefix: str, analyses: dict) -> dic
                                 category=h["_source"].get("confirmed_category") or "",
                                 exception_type=h["_source"].get("exception_type") or "",
                                 masked_message=h["_source"].get("masked_message") or "",
-                                fingerprint=h["_source"].get("fingerprint") or "") for h in hits]
+                                fingerprint=h["_source"].get("fingerprint") or "",
+                                auto_category=h["_source"].get("category") or "") for h in hits]
     return found

@@ -61,3 +61,14 @@ def test_a_judged_infrastructure_category_makes_it_a_platform_fault():
 def test_similarity_masks_names_paths_and_numbers():
     assert similarity("KeyError: 'lr' at /a/b.py:3", "KeyError: 'momentum' at /c/d.py:99") == 1.0
     assert similarity("CUDA out of memory", "") == 0.0
+
+
+def test_a_confident_tag_yields_to_a_correction_of_that_same_tag_on_a_near_identical_failure():
+    analysis = analyse_text("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
+                            "KeyError: 'learning_rate'\n")
+    corrected = neighbour("illegal_argument", analysis.masked_message, "KeyError")
+    corrected = dataclasses.replace(corrected, auto_category=analysis.category)
+    refined = refine(analysis, [corrected])
+    assert refined.category == "illegal_argument" and refined.rule == "judged.illegal_argument"
+    # a confirmation (or another tag's correction) does not move a confident tag
+    assert refine(analysis, [dataclasses.replace(corrected, auto_category="path_not_found")]) == analysis
