@@ -69,6 +69,12 @@ WSGI_APPLICATION = "jobtriage.wsgi.application"
 # instead of failing the next request or task.
 DATABASES = {"default": dj_database_url.parse(
     os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60, conn_health_checks=True)}
+# Connection pooling (docs/scaling.md): DATABASE_POOL=1 gives each process a psycopg pool of at most
+# DATABASE_POOL_MAX_SIZE connections (Django's pool replaces persistent connections: CONN_MAX_AGE 0).
+if env_bool("DATABASE_POOL", False) and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1, "max_size": int(os.environ.get("DATABASE_POOL_MAX_SIZE", 10)), "timeout": 10}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -101,6 +107,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("JOBTRIAGE_MAX_JSON_BYTES", 64 
 
 ELASTICSEARCH_URL = os.environ.get("ELASTICSEARCH_URL", "http://127.0.0.1:59200")
 ES_INDEX_PREFIX = os.environ.get("ES_INDEX_PREFIX", "jobtriage")
+# Index layout (docs/scaling.md): 1 primary shard holds millions of failures; replicas need as many more
+# Elasticsearch nodes (0 on one node, else the index stays yellow) and are applied to existing indices too.
+ES_SHARDS = int(os.environ.get("ES_SHARDS", 1))
+ES_REPLICAS = int(os.environ.get("ES_REPLICAS", 0))
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:56379/0")
 CELERY_RESULT_BACKEND = None

@@ -243,6 +243,13 @@ def _create_index(client: Elasticsearch, prefix: str, kind: str = FAILURES, **bo
     raise IndexingError(f"could not find a free index name for {alias_name(prefix, kind)}")
 
 
+def _set_replicas(client: Elasticsearch, name: str, replicas: int) -> None:
+    """The replica count is dynamic: an existing index follows the configured one (ES_REPLICAS)."""
+    current = client.indices.get_settings(index=name, name="index.number_of_replicas")
+    if int(current[name]["settings"]["index"]["number_of_replicas"]) != replicas:
+        client.indices.put_settings(index=name, settings={"index": {"number_of_replicas": replicas}})
+
+
 def ensure_index(client: Elasticsearch, prefix: str, *, shards: int = 1, replicas: int = 0) -> str:
     """Templates in place, both aliases (failures and signatures) pointing at a concrete index;
     returns the failures' index. Idempotent and safe to race (see ensure_one)."""
@@ -260,6 +267,7 @@ def ensure_one(client: Elasticsearch, prefix: str, kind: str, *, shards: int = 1
         existing = _write_index(client, prefix, kind)
         if existing:
             _add_new_fields(client, existing, kind)
+            _set_replicas(client, existing, replicas)
             return existing
         alias = {alias_name(prefix, kind): {"is_write_index": True}}
         try:

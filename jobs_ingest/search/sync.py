@@ -28,6 +28,11 @@ _clients: dict[str, object] = {}
 _ensured: set[tuple[str, str]] = set()
 
 
+def layout() -> dict:
+    """Shards and replicas of new indices (and replicas of existing ones), from settings."""
+    return {"shards": settings.ES_SHARDS, "replicas": settings.ES_REPLICAS}
+
+
 def es_client():
     """One client (and connection pool) per process and URL."""
     url = settings.ELASTICSEARCH_URL
@@ -40,7 +45,7 @@ def _ensure_index_once(client) -> None:
     """Create the template/index/alias the first time this process indexes (not on every task)."""
     key = (settings.ELASTICSEARCH_URL, settings.ES_INDEX_PREFIX)
     if key not in _ensured:
-        index.ensure_index(client, settings.ES_INDEX_PREFIX)
+        index.ensure_index(client, settings.ES_INDEX_PREFIX, **layout())
         _ensured.add(key)
 
 
@@ -59,7 +64,7 @@ def index_failures(failure_ids: list[int], signature_ids: list[int] | None = Non
     ok, errors = _write_with_signatures(client, prefix, failure_docs, failures, signature_ids or [])
     if errors and all(_status(e) == 404 for e in errors):
         # The index was deleted behind our back (or by a test): create it again and retry once.
-        index.ensure_index(client, prefix)
+        index.ensure_index(client, prefix, **layout())
         ok, errors = _write_with_signatures(client, prefix, failure_docs, failures, signature_ids or [])
     if errors:
         log.error("indexing errors for failures %s: %s", failure_ids, errors[:3])

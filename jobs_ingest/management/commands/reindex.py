@@ -42,11 +42,13 @@ class Command(BaseCommand):
                 if not signatures_only:
                     with Progress(failures.count(), "reindex failures", stream) as bar:
                         docs = projection.failure_documents(failures.iterator(chunk_size=chunk_size))
-                        result = index.rebuild(client, prefix, docs, progress=bar.set, chunk_size=chunk_size)
+                        result = index.rebuild(client, prefix, docs, progress=bar.set, chunk_size=chunk_size,
+                                               **sync.layout())
                     summary.append(f"{result['count']} failures indexed into {result['index']}")
                 with Progress(projection.signatures_with_failures_count(), "reindex signatures", stream) as bar:
                     result = index.rebuild(client, prefix, projection.all_signature_documents(),
-                                           progress=bar.set, chunk_size=chunk_size, kind=index.SIGNATURES)
+                                           progress=bar.set, chunk_size=chunk_size, kind=index.SIGNATURES,
+                                           **sync.layout())
                 summary.append(f"{result['count']} signatures indexed into {result['index']}")
                 if not signatures_only:
                     Failure.objects.filter(analysed_at__lte=started).update(indexed_at=timezone.now())
