@@ -337,17 +337,17 @@ def test_signature_documents_from_failure_documents():
     assert by_id["8"]["failure_count"] == 1 and by_id["8"]["last_seen"] is None
 
 
-def test_the_replica_count_follows_the_setting_on_new_and_existing_indices(es, settings):
-    """ES_REPLICAS (docs/scaling.md): applied when the index is made and to an index that exists."""
-    from jobs_ingest.search import sync
-    from jobs_ingest.search.index import SIGNATURES, alias_indices
-
+def test_the_replica_count_is_applied_to_new_and_existing_indices(es, prefix):
+    """ES_REPLICAS (docs/scaling.md, passed in by sync.layout()): applied when the index is made and
+    to an index that exists."""
     def replicas():
-        names = alias_indices(es, settings.ES_INDEX_PREFIX) + alias_indices(es, settings.ES_INDEX_PREFIX, SIGNATURES)
+        names = (search_index.alias_indices(es, prefix)
+                 + search_index.alias_indices(es, prefix, search_index.SIGNATURES))
         got = es.indices.get_settings(index=",".join(names), name="index.number_of_replicas")
+        assert len(got) == 2
         return {int(v["settings"]["index"]["number_of_replicas"]) for v in got.values()}
 
+    search_index.ensure_index(es, prefix)
     assert replicas() == {0}
-    settings.ES_REPLICAS = 1
-    search_index.ensure_index(es, settings.ES_INDEX_PREFIX, **sync.layout())
+    search_index.ensure_index(es, prefix, replicas=1)
     assert replicas() == {1}  # (yellow on one node: the replica has nowhere to go, the data stays searchable)
