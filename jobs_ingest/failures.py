@@ -186,12 +186,20 @@ def _signatures_for(analyses) -> dict[tuple[str, str], Signature]:
         wanted.setdefault((a.fingerprint, a.normaliser_version), a)
     Signature.objects.bulk_create(
         [Signature(fingerprint=f, normaliser_version=v, exception_type=a.exception_type[:255],
-                   masked_message=a.masked_message, category=a.category) for (f, v), a in wanted.items()],
+                   masked_message=a.masked_message, category=a.category, cluster=a.cluster,
+                   cluster_message=a.cluster_message) for (f, v), a in wanted.items()],
         ignore_conflicts=True)
     query = Q()
     for fingerprint, version in wanted:
         query |= Q(fingerprint=fingerprint, normaliser_version=version)
-    return {(s.fingerprint, s.normaliser_version): s for s in Signature.objects.filter(query)}
+    found = {(s.fingerprint, s.normaliser_version): s for s in Signature.objects.filter(query)}
+    for key, signature in found.items():
+        analysis = wanted[key]
+        if not signature.cluster and analysis.cluster:  # made before clusters; a person's split is never undone
+            Signature.objects.filter(pk=signature.pk, cluster="").update(
+                cluster=analysis.cluster, cluster_message=analysis.cluster_message)
+            signature.cluster, signature.cluster_message = analysis.cluster, analysis.cluster_message
+    return found
 
 
 def _gpu_seconds(job_ids: list[int]) -> dict[int, float]:

@@ -41,6 +41,10 @@ class Analysis:
     # Byte offset of the line the line numbers count from: 0 (numbers in the whole log) unless the failure
     # lay deeper than logread.LINE_COUNT_BYTES, where counting every newline before it would cost a full read.
     line_numbers_from: int = 0
+    # The reason-level cluster (cluster.py) beside the exact signature: key and masked reason; "" when the
+    # grouping config has no clusters.
+    cluster: str = ""
+    cluster_message: str = ""
     # Learning from triage (judged.py): the judged signature whose category this failure took, or "".
     judged_like: str = ""
 

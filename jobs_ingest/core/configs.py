@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import normalise, tagger
+from . import cluster, normalise, tagger
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,10 @@ class GroupingConfig:
     masked_message: Callable[[str, str], str]          # (exception type, message) -> masked message
     location: Callable[[object], str]                  # user's innermost Frame (or None) -> hashed location
     fingerprint: Callable[[str, str, str], str]        # (exception type, message, location) -> hex id
+    # Reason-level cluster (cluster.py): (exception type, message) -> (key, cluster message); None: no clusters.
+    cluster: Callable[[str, str], tuple[str, str]] | None = None
+    # A log with no parsed failure is fingerprinted with its masked last meaningful lines (not one constant).
+    tail_fingerprint: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,22 @@ GROUPING_CONFIGS: tuple[GroupingConfig, ...] = (
         masked_message=normalise.masked_message,
         location=normalise.location,
         fingerprint=normalise.fingerprint,
+    ),
+    GroupingConfig(
+        id="grouping:2026-11b",
+        changelog="Normaliser version 3 (#14.3, #14.4). Exceptions are fingerprinted as in grouping:2026-11 "
+                  "(salted with the new version). A log with no parsed failure is no longer one shared signature: "
+                  "its masked last meaningful lines (up to 3, progress bars and separators skipped) join the "
+                  "fingerprint, and its last line the message. Every failure gets a reason-level cluster "
+                  "(cluster.py, version 1): short exception type and message with quoted names, identifiers, "
+                  "paths with their base names and numbers masked.",
+        normaliser_version="3",
+        masked_message=normalise.masked_message,
+        location=normalise.location,
+        fingerprint=lambda exception_type, message, location: normalise.fingerprint(
+            exception_type, message, location, version="3"),
+        cluster=cluster.cluster_key,
+        tail_fingerprint=True,
     ),
 )
 TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (

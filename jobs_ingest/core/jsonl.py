@@ -11,7 +11,7 @@ from .pipeline import analyse_text
 # The config ids come last so that outputs of one config compare line by line with older outputs.
 OUTPUT_FIELDS = ("category", "dimension", "confidence", "rule", "failure_line", "exception_type",
                  "fingerprint", "stage", "retry_advice", "grouping_config", "tagging_config", "fault",
-                 "suspect_nodes")
+                 "suspect_nodes", "cluster", "cluster_message")
 
 
 def tag_record(record: dict, *, grouping: str | GroupingConfig | None = None,

@@ -75,10 +75,12 @@ def masked_message(exception_type: str, message: str) -> str:
     return f"{kind}: {mask(first)}" if kind else mask(first)
 
 
-def fingerprint(exception_type: str, message: str, user_function: str = "") -> str:
+def fingerprint(exception_type: str, message: str, user_function: str = "", *,
+                version: str = NORMALISER_VERSION) -> str:
     """A stable 16-hex-digit id of the failure. `user_function` is the function of the innermost
-    frame of the user's own code (blank when the log has no traceback)."""
-    key = "\x1f".join([NORMALISER_VERSION, masked_message(exception_type, message), user_function])
+    frame of the user's own code (blank when the log has no traceback); `version` salts it per
+    grouping config (configs.py)."""
+    key = "\x1f".join([version, masked_message(exception_type, message), user_function])
     return hashlib.sha256(key.encode("utf-8", errors="replace")).hexdigest()[:16]
 
 

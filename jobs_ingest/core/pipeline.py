@@ -11,6 +11,7 @@ always is.
 from __future__ import annotations
 
 import dataclasses
+import re
 import os
 from typing import BinaryIO
 
@@ -107,7 +108,24 @@ def _killed(exit_code, signal) -> bool:
 def _analyse_lines(lines: list[str], failures: list[LogFailure], line_offset: int, exit_code, signal,
                    grouping: GroupingConfig, tagging: TaggingConfig) -> Analysis:
     analysis = _tagged(lines, failures, line_offset, exit_code, signal, grouping, tagging)
-    return _refined(analysis, lines, line_offset, exit_code, signal, grouping, tagging)
+    analysis = _refined(analysis, lines, line_offset, exit_code, signal, grouping, tagging)
+    if grouping.cluster is None:
+        return analysis
+    key, reason = grouping.cluster(*_reason(analysis))
+    return dataclasses.replace(analysis, cluster=key, cluster_message=reason)
+
+
+_LAUNCHER_RULES = re.compile(r"^(?:cpu_oom\.(?:child_sigkill_memory|signal_sigkill)|unclassified\.(?:signal_\w+|native_crash"
+                             r"|child_exit_code))$")
+
+
+def _reason(analysis: Analysis) -> tuple[str, str]:
+    """What a reason cluster is made of: the error that ended the job; but where only a launcher's summary
+    ended it (no child error printed), the reason the tag states ("child killed by SIGSEGV (signal 11)"):
+    the wrapper's own message names the command and ranks, not the reason."""
+    if _LAUNCHER_RULES.match(analysis.rule):
+        return "", analysis.evidence.split(";")[0]
+    return analysis.exception_type, analysis.message
 
 
 def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, signal,
@@ -243,11 +261,11 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
     last = max((i for i, line in enumerate(lines) if line.strip()), default=None)
     evidence_index = last
     if killed:
-        exception_type, category, confidence, rule = "OOMKilled", "cpu_oom", 0.7, "cpu_oom.exit_code_sigkill"
+        exception_type, category, confidence, rule = "OOMKilled", "cpu_oom", 0.7, _KILLED_RULE
         how = ", ".join(f"{k} {v}" for k, v in (("exit code", exit_code), ("signal", signal)) if v is not None)
         message = f"process killed ({how}) with no error in its log"
     else:
-        exception_type, category, confidence, rule = "", "unclassified", 0.1, "unclassified.no_failure_in_log"
+        exception_type, category, confidence, rule = "", "unclassified", 0.1, _NO_FAILURE_RULE
         message = f"no failure found in the log (exit code {exit_code})" if exit_code is not None else \
             "no failure found in the log"
         # Logs cut short (a quoted excerpt, a truncated upload) often end on the line that names the
@@ -260,6 +278,14 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
                 confidence = round(min(0.6, guess.confidence - 0.3), 2)
                 message = lines[index].strip()
                 break
+    signature_text = message
+    if grouping.tail_fingerprint and rule in (_NO_FAILURE_RULE, _KILLED_RULE):
+        # Not one shared "no failure" signature: the log's own last words tell such failures apart.
+        tail = meaningful_tail(lines)
+        if tail and rule == _NO_FAILURE_RULE:
+            message = f"{message}; the log ends: {tail[-1]}"
+        before = tail[:-1] if rule == _NO_FAILURE_RULE else tail
+        signature_text = f"{message}\n(after: {' / '.join(before)})" if before else message
     category_ = CATEGORIES[category]
     return Analysis(
         found=False, failure_line=lines[evidence_index] if evidence_index is not None else "",
@@ -269,10 +295,29 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         stage=stages.stage([], lines, len(lines), category), category=category, dimension=category_.dimension,
         confidence=confidence, rule=rule, evidence=message, retry_advice=category_.retry_advice,
         tagger_version=tagging.tagger_version, tagging_config=tagging.id,
-        masked_message=grouping.masked_message(exception_type, message),
-        fingerprint=grouping.fingerprint(exception_type, message, grouping.location(None)),
+        masked_message=grouping.masked_message(exception_type, signature_text),
+        fingerprint=grouping.fingerprint(exception_type, signature_text, grouping.location(None)),
         normaliser_version=grouping.normaliser_version, grouping_config=grouping.id,
     )
+
+
+_NO_FAILURE_RULE, _KILLED_RULE = "unclassified.no_failure_in_log", "cpu_oom.exit_code_sigkill"
+_PROGRESS = re.compile(r"\d+%\|| [\d.]+(?:it/s|s/it)\b|\[\d+:\d+<")  # tqdm and friends
+_LETTERS = re.compile(r"[A-Za-z]")
+TAIL_LINES, TAIL_LINE_CHARS = 3, 200
+
+
+def meaningful_tail(lines: list[str], count: int = TAIL_LINES) -> list[str]:
+    """The last `count` lines that say something (oldest first, stripped, capped): not blank, not a
+    separator or a bare number, not a progress bar."""
+    tail: list[str] = []
+    for line in reversed(lines):
+        text = line.strip()
+        if len(_LETTERS.findall(text)) >= 3 and not _PROGRESS.search(text):
+            tail.append(text[:TAIL_LINE_CHARS])
+            if len(tail) == count:
+                break
+    return tail[::-1]
 
 
 def _nonblank_after(lines: list[str], index: int) -> int:

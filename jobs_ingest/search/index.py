@@ -43,7 +43,7 @@ ID_FIELD = {FAILURES: "failure_id", SIGNATURES: "signature_id"}
 KEYWORD_FIELDS = (
     "failure_id", "job_id", "signature_id", "fingerprint", "platform", "external_id", "submitter", "team",
     "status", "user_frame", "stage", "category", "dimension", "rule", "retry_advice", "tagger_version",
-    "normaliser_version", "confirmed_category", "root_cause", "triage_state",
+    "normaliser_version", "confirmed_category", "root_cause", "triage_state", "cluster",
 )
 TEXT_FIELDS = ("message", "failure_line", "traceback", "excerpt")
 INTEGER_FIELDS = ("gpus", "attempts", "failure_line_number")
@@ -51,7 +51,7 @@ FLOAT_FIELDS = ("gpu_hours", "confidence")
 DATE_FIELDS = ("submitted_at", "started_at", "ended_at", "ingested_at")
 SIGNATURE_KEYWORD_FIELDS = (
     "signature_id", "fingerprint", "normaliser_version", "category", "confirmed_category", "effective_category",
-    "root_cause", "triage_state", "teams", "platforms",
+    "root_cause", "triage_state", "teams", "platforms", "cluster",
 )
 # The signature's latest failure, shown as its example hit: stored, not searched.
 LATEST_FAILURE_FIELDS = ("failure_id", "job_id", "platform", "external_id", "job_name", "team", "message",
@@ -160,14 +160,14 @@ def signature_document(*, signature_id, fingerprint: str, normaliser_version: st
                        masked_message: str, category: str, confirmed_category: str = "", root_cause: str = "",
                        triage_state: str = "", failure_count: int, gpu_hours: float, first_seen=None,
                        last_seen=None, teams: Iterable[str] = (), platforms: Iterable[str] = (),
-                       latest_failure: dict | None = None) -> dict:
+                       latest_failure: dict | None = None, cluster: str = "") -> dict:
     """The one place a signature document is shaped, beside its strict mapping (search.projection
     builds it from PostgreSQL; tests and bench/search_docs.py from failure documents)."""
     latest = latest_failure or {}
     return {
         "signature_id": str(signature_id), "fingerprint": fingerprint, "normaliser_version": normaliser_version,
         "exception_type": exception_type, "masked_message": masked_message, "category": category,
-        "confirmed_category": confirmed_category or "", "root_cause": root_cause or "",
+        "cluster": cluster or "", "confirmed_category": confirmed_category or "", "root_cause": root_cause or "",
         "triage_state": triage_state or "", "effective_category": confirmed_category or category,
         "failure_count": int(failure_count), "gpu_hours": round(float(gpu_hours or 0.0), 3),
         "first_seen": first_seen, "last_seen": last_seen,

@@ -37,7 +37,7 @@ def _failure_batch(failures: list[Failure]) -> Iterable[dict]:
         job = failure.job
         yield extras.get(failure.pk, {}) | {
             "failure_id": str(failure.pk), "job_id": str(job.pk), "signature_id": str(failure.signature_id),
-            "fingerprint": failure.signature.fingerprint, "platform": job.platform, "external_id": job.external_id,
+            "fingerprint": failure.signature.fingerprint, "cluster": failure.signature.cluster, "platform": job.platform, "external_id": job.external_id,
             "submitter": job.submitter, "team": job.team, "status": job.status, "job_name": job.name,
             "exception_type": failure.exception_type, "user_frame": failure.user_frame, "stage": failure.stage,
             "category": failure.category, "dimension": failure.dimension, "rule": failure.rule,
@@ -59,7 +59,7 @@ def signature_document(signature: Signature, extra: dict, platforms: Iterable[st
     return index.signature_document(
         signature_id=signature.pk, fingerprint=signature.fingerprint,
         normaliser_version=signature.normaliser_version, exception_type=signature.exception_type,
-        masked_message=signature.masked_message, category=signature.category,
+        masked_message=signature.masked_message, category=signature.category, cluster=signature.cluster,
         confirmed_category=extra.get("confirmed_category") or "", root_cause=extra.get("root_cause") or "",
         triage_state=extra.get("triage_state") or "", failure_count=signature.failure_count,
         gpu_hours=signature.gpu_seconds / 3600, first_seen=signature.first_seen, last_seen=signature.last_seen,
