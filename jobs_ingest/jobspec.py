@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from jobs_ingest.core.nodes import expand_nodelist
+
 SUCCESS_STATUSES = {"succeeded", "success", "completed", "complete", "pass", "passed", "ok", "done"}
 MAX_ATTEMPTS = 1000
 MAX_GPUS = 1_000_000
@@ -19,7 +21,8 @@ _TEXT_LIMITS = {"platform": 64, "external_id": 255, "name": 255, "submitter": 15
 _TIMES = ("submitted_at", "started_at", "ended_at")
 _KNOWN = {"platform", "external_id", "name", "submitter", "team", "status", "submitted_at", "started_at",
           "ended_at", "gpus", "exit_code", "signal", "command", "code_version", "image", "log", "log_text",
-          "attempts"}
+          "attempts", "nodes"}
+MAX_JOB_NODES = 4096
 
 
 class JobSpecError(ValueError):
@@ -59,6 +62,7 @@ class JobSpec:
     image: str = ""
     log: str = ""                      # manifest only: log path relative to the manifest's folder
     attempts: tuple[AttemptSpec, ...] = ()
+    nodes: tuple[str, ...] = ()        # the hosts the scheduler gave the job (Slurm NodeList expanded)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -123,6 +127,12 @@ def parse_job(data) -> JobSpec:
                 except ValueError as exc:
                     errors[f"attempts[{i}]"] = str(exc)
 
+    if data.get("nodes") not in (None, "", []):
+        try:
+            values["nodes"] = parse_nodes(data["nodes"])
+        except ValueError as exc:
+            errors["nodes"] = str(exc)
+
     extra = {k: v for k, v in data.items() if k not in _KNOWN}
     if len(repr(extra)) > MAX_EXTRA_CHARS:
         errors["metadata"] = f"unknown fields take more than {MAX_EXTRA_CHARS} characters"
@@ -133,6 +143,25 @@ def parse_job(data) -> JobSpec:
         attempts = [AttemptSpec(1, values.get("started_at"), values.get("ended_at"), values.get("gpus", 0),
                                 values.get("exit_code"), values["status"])]
     return JobSpec(attempts=tuple(attempts), extra=extra, **values)
+
+
+def parse_nodes(value) -> tuple[str, ...]:
+    """A Slurm hostlist ("gpu[01-04],cpu7"), or a list of host names / addresses -> host names, in order."""
+    if isinstance(value, str):
+        names = expand_nodelist(value, limit=MAX_JOB_NODES)
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        names = list(dict.fromkeys(v.strip() for v in value if v.strip()))
+    else:
+        raise ValueError("must be a Slurm hostlist string or a list of host names")
+    if len(names) > MAX_JOB_NODES:
+        raise ValueError(f"names more than {MAX_JOB_NODES} nodes")
+    bad = next((n for n in names if not _NODE_NAME.fullmatch(n)), None)
+    if bad is not None:
+        raise ValueError(f"{bad[:80]!r} is not a host name or address")
+    return tuple(names)
+
+
+_NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,252}")
 
 
 def _parse_attempt(raw, number: int, job_gpus: int) -> AttemptSpec:

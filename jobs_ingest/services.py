@@ -69,7 +69,7 @@ class UpdateRefused(PermissionError):
 
 
 JOB_FIELDS = ("name", "submitter", "team", "status", "submitted_at", "started_at", "ended_at", "gpus", "exit_code",
-              "signal", "command", "code_version", "image")
+              "signal", "command", "code_version", "image", "nodes")
 # What a re-sent job overwrites (INSERT ... ON CONFLICT (platform, external_id) DO UPDATE); never received_at.
 UPDATE_FIELDS = [*JOB_FIELDS, "extra", "ingest_state", "ingest_error", "log_path", "log_bytes", "log_sha256",
                  "updated_at"]

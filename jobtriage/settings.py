@@ -221,6 +221,11 @@ JOBTRIAGE_ALERT_SPIKE_MIN_FAILURES = int(os.environ.get("JOBTRIAGE_ALERT_SPIKE_M
 JOBTRIAGE_ALERT_MAX_ATTEMPTS = int(os.environ.get("JOBTRIAGE_ALERT_MAX_ATTEMPTS", 6))
 JOBTRIAGE_ALERT_RETRY_BASE_SECONDS = int(os.environ.get("JOBTRIAGE_ALERT_RETRY_BASE_SECONDS", 30))
 JOBTRIAGE_ALERT_WEBHOOK_TIMEOUT = float(os.environ.get("JOBTRIAGE_ALERT_WEBHOOK_TIMEOUT", 10))
+# Suspect nodes (#15, docs/infrastructure.md): a node blamed by at least this many platform failures from at
+# least this many different jobs within the window is marked suspect (Nodes page, `suspect_node` alerts).
+JOBTRIAGE_SUSPECT_NODE_FAILURES = int(os.environ.get("JOBTRIAGE_SUSPECT_NODE_FAILURES", 3))
+JOBTRIAGE_SUSPECT_NODE_JOBS = int(os.environ.get("JOBTRIAGE_SUSPECT_NODE_JOBS", 2))
+JOBTRIAGE_SUSPECT_NODE_WINDOW_HOURS = float(os.environ.get("JOBTRIAGE_SUSPECT_NODE_WINDOW_HOURS", 24))
 CELERY_BEAT_SCHEDULE["retry-pending-alerts"] = {"task": "triage.tasks.retry_pending_alerts", "schedule": 300.0}
 
 # The analytics rollups (triage/rollups.py) are PostgreSQL-only; their "NULLS NOT DISTINCT" unique keys do

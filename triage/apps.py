@@ -11,11 +11,12 @@ class TriageConfig(AppConfig):
 
         from jobs_ingest.search import fields
         from jobs_ingest.signals import failures_analysed
-        from triage import receivers, roles, rollups
+        from triage import alerts, nodes, receivers, roles, rollups
         from triage.search_fields import TriageSearchFields
 
         post_migrate.connect(roles.ensure_roles, sender=self, dispatch_uid="triage-roles")
 
         failures_analysed.connect(receivers.on_failures_analysed, dispatch_uid="triage-failures-analysed")
+        nodes.node_marked_suspect.connect(alerts.on_node_marked_suspect, dispatch_uid="triage-suspect-node-alert")
         rollups.connect_judgment_signals()
         fields.register(TriageSearchFields())

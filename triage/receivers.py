@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from triage import alerts, rollups, services
+from triage import alerts, nodes, rollups, services
 from triage.models import ClusterTriage, SignatureTriage
 
 
@@ -33,3 +33,5 @@ def on_failures_analysed(sender, failures, new_to_signature, **kwargs) -> None:
     if settings.JOBTRIAGE_AUTO_ASSIGN_BY_TEAM:
         for failure in failures:
             services.auto_assign(failure.signature, failure.job.team)
+    # 6. A node the batch's platform failures blame may cross the suspect threshold (#15).
+    nodes.check_suspects(failures)

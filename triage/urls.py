@@ -1,6 +1,6 @@
 from django.urls import path
 
-from triage.views import (alerts, analytics, clusters, comments, grouping, jobs, queue, reports, search,
+from triage.views import (alerts, analytics, clusters, comments, grouping, jobs, nodes, queue, reports, search,
                           signatures, tracking)
 
 urlpatterns = [
@@ -25,6 +25,8 @@ urlpatterns = [
     path("jobs/<int:job_id>/override", jobs.override, name="override"),
     path("jobs/<int:job_id>/log", jobs.job_log, name="job-log"),
     path("search/", search.search, name="search"),
+    path("nodes/", nodes.node_list, name="nodes"),
+    path("nodes/<str:host>/", nodes.node_detail, name="node-detail"),
     path("alerts/", alerts.alerts_page, name="alerts"),
     path("alerts/<int:subscription_id>/delete", alerts.delete_subscription, name="alert-delete"),
     path("alerts/deliveries/", alerts.delivery_log, name="alert-deliveries"),

@@ -270,6 +270,7 @@ def _adapt(owner: _Owner, logs: "PodLogIndex | None") -> Adapted | Skipped:
         "image": container.get("image"),
         "command": " ".join(str(a) for a in (container.get("command") or []) + (container.get("args") or [])) or None,
         "attempts": attempts, "k8s_kind": owner.kind, "namespace": owner.namespace,
+        "nodes": list(dict.fromkeys(n for p in pods if (n := (p.get("spec") or {}).get("nodeName")))),
         **extra,
     }
     if failed_cond:
@@ -282,7 +283,7 @@ def _adapt(owner: _Owner, logs: "PodLogIndex | None") -> Adapted | Skipped:
             metadata["termination_reason"] = failing.reason
     if unseen:
         metadata["restarts_without_times"] = unseen
-    metadata = {k: v for k, v in metadata.items() if v not in (None, "")}
+    metadata = {k: v for k, v in metadata.items() if v not in (None, "", [])}
     found: tuple[Path, ...] = ()
     if logs is not None:
         pod_name = failing.pod if failing else (pods[-1]["metadata"]["name"] if pods else "")

@@ -174,7 +174,7 @@ def adapt_job(record, where: str) -> Adapted | Rejected:
         "started_at": next((a["started_at"] for a in attempts if a["started_at"]), None),
         "ended_at": attempts[-1]["ended_at"] if attempts else None,
         "gpus": attempts[0]["gpus"] if attempts else 0, "attempts": attempts,
-        "servers": sorted({m.get("ip") for a in raw_attempts for m in a.get("detail") or [] if m.get("ip")}),
+        "nodes": sorted({m.get("ip") for a in raw_attempts for m in a.get("detail") or [] if m.get("ip")}),
     }
     return Adapted(where, {k: v for k, v in metadata.items() if v not in (None, "", [])})
 

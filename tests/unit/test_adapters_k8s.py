@@ -64,7 +64,8 @@ def test_pytorchjob_replicas_gpus_and_first_failing_worker():
     assert m["replica_statuses"]["Worker"]["failed"] == 3
     assert [p.name for p in job.logs] == ["llama-pt-worker-1_pytorch.log"]
     assert len(m["attempts"]) == 1 and m["attempts"][0]["gpus"] == 32
-    parse_job(m)
+    assert m["nodes"] == ["gpu-h100-0", "gpu-h100-1", "gpu-h100-2", "gpu-h100-3"]  # each pod's spec.nodeName
+    assert parse_job(m).nodes == tuple(m["nodes"])
 
 
 def test_pods_without_their_job_are_grouped_by_owner():

@@ -54,7 +54,7 @@ def test_statuses_gpus_and_attempts():
     assert [a["status"] for a in readme["attempts"]] == ["retried", "passed"]
     multi = jobs["application_1506638472019_900001"]
     assert [a["gpus"] for a in multi["attempts"]] == [8, 8]   # 4 + 4 on two servers, then 8 on one
-    assert multi["servers"] == ["m201", "m202", "m203"]
+    assert multi["nodes"] == ["m201", "m202", "m203"]
     assert jobs["application_1506638472019_15647"]["status"] == "killed"   # no attempts at all
     assert "attempts" not in jobs["application_1506638472019_15647"]
 

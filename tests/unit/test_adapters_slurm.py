@@ -63,7 +63,7 @@ def test_parsable2_requeue_is_an_earlier_attempt_and_logs_are_joined_stderr_last
     assert job.metadata["gpus"] == 8 and job.metadata["team"] == "nlp" and job.metadata["submitter"] == "alice"
     assert [p.name for p in job.logs] == ["slurm-812345.out", "bert-pretrain-812345.err"]
     spec = parse_job(job.metadata)
-    assert len(spec.attempts) == 2 and spec.extra["nodes"] == "gpu-a100-07"
+    assert len(spec.attempts) == 2 and spec.nodes == ("gpu-a100-07",)
 
 
 def test_array_task_is_its_own_job_with_its_log_and_raw_id():
