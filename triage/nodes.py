@@ -63,10 +63,14 @@ def _ended_since(start: datetime) -> Q:
     return Q(job__ended_at__gte=start) | Q(job__ended_at__isnull=True, job__received_at__gte=start)
 
 
-def _platform_failures(since: datetime):
-    return (Failure.objects.filter(_ended_since(since), fault="platform").select_related("job")
-            .only("pk", "fault", "category", "gpu_seconds", "suspect_nodes", "job__id", "job__nodes",
-                  "job__ended_at", "job__received_at"))
+def _platform_failures(since: datetime, until: datetime | None = None, team: str = ""):
+    qs = Failure.objects.filter(_ended_since(since), fault="platform")
+    if until is not None:
+        qs = qs.filter(Q(job__ended_at__lt=until) | Q(job__ended_at__isnull=True, job__received_at__lt=until))
+    if team:
+        qs = qs.filter(job__team=team)
+    return qs.select_related("job").only("pk", "fault", "category", "gpu_seconds", "suspect_nodes", "job__id",
+                                         "job__nodes", "job__ended_at", "job__received_at")
 
 
 def threshold() -> tuple[int, int, timedelta]:
@@ -79,12 +83,13 @@ def is_suspect(failures: int, jobs: int) -> bool:
     return failures >= min_failures and jobs >= min_jobs
 
 
-def ranking(days: int, now: datetime | None = None) -> list[NodeRow]:
-    """Nodes blamed by platform failures in the last `days`, most failures first (then GPU hours lost);
-    each says whether it is suspect now (the threshold over its own, shorter window)."""
-    now = now or timezone.now()
+def ranking(since: datetime, until: datetime | None = None, *, team: str = "",
+            now: datetime | None = None) -> list[NodeRow]:
+    """Nodes blamed by platform failures between `since` and `until` (of one team's jobs, if given), most
+    failures first (then GPU hours lost); each says whether it is suspect now (the threshold over its own,
+    shorter window, whoever's jobs)."""
     rows: dict[str, NodeRow] = {}
-    for failure in _platform_failures(now - timedelta(days=days)):
+    for failure in _platform_failures(since, until, team):
         hosts = blamed(failure)
         for host in hosts:
             row = rows.setdefault(host, NodeRow(host))

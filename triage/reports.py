@@ -12,9 +12,9 @@ from datetime import date, datetime, timedelta, timezone as dt_timezone
 from django.db import connection
 from django.db.models import Count, DurationField, ExpressionWrapper, F, FloatField, Func, Q
 
-from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, STAGES
+from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, STAGES, fault
 from jobs_ingest.models import Signature
-from triage import effective, rollups, services
+from triage import effective, nodes, rollups, services
 from triage.analytics import sources
 from triage.analytics.charts import CHARTS, retry_waste, weekly_trend
 from triage.analytics.filters import ChartFilters
@@ -166,6 +166,37 @@ class MixLine:
 
 
 @dataclass
+class PlatformHealth:
+    """The platform's own failures this week (infrastructure dimension, fault "platform")."""
+    failures: int
+    gpu_hours: float
+    previous_gpu_hours: float
+    share_of_lost: float | None            # % of this week's lost GPU hours
+    categories: list[tuple[str, str, int, float]]   # (id, name, failures, GPU hours), costliest first
+    retry_gpu_hours: float                 # retries of platform faults: useful, not waste
+    nodes: list                            # nodes.NodeRow, most blamed first (top 5)
+    suspect_nodes: int
+
+    @property
+    def change(self) -> "Change":
+        return Change(self.gpu_hours, self.previous_gpu_hours)
+
+
+def _platform_health(week: Week, team: str, source, cat: list, previous_cat: list, retry) -> PlatformHealth:
+    mine = [(k, n, g) for k, n, g in cat if fault(k) == "platform"]
+    lost = sum(g for _, _, g in cat)
+    gpu = sum(g for _, _, g in mine)
+    ranked = nodes.ranking(week.start, week.end, team=team)
+    return PlatformHealth(
+        failures=sum(n for _, n, _ in mine), gpu_hours=gpu,
+        previous_gpu_hours=sum(g for k, _, g in previous_cat if fault(k) == "platform"),
+        share_of_lost=round(100.0 * gpu / lost, 1) if lost else None,
+        categories=[(k, CATEGORIES[k].name if k in CATEGORIES else k, n, g) for k, n, g in mine],
+        retry_gpu_hours=sum(r.gpu_hours for r in retry.rows if r.extra["fault"] == "platform"),
+        nodes=ranked[:5], suspect_nodes=sum(r.suspect for r in ranked))
+
+
+@dataclass
 class Report:
     week: Week
     team: str
@@ -180,6 +211,7 @@ class Report:
     retry_wasted_gpu_hours: float
     previous_retry_wasted_gpu_hours: float
     mix: dict[str, list[MixLine]]
+    platform: PlatformHealth | None = None
     charts: list = field(default_factory=list)
 
     @property
@@ -272,7 +304,7 @@ def _mix(filters: ChartFilters, source) -> dict[str, list[MixLine]]:
     }
 
 
-REPORT_CHARTS = ("category", "stage", "pareto", "retry", "team")
+REPORT_CHARTS = ("category", "fault", "stage", "pareto", "retry", "team")
 
 
 def build(week: Week, team: str = "", *, charts: bool = True, top: int = 10, source=None) -> Report:
@@ -304,6 +336,8 @@ def build(week: Week, team: str = "", *, charts: bool = True, top: int = 10, sou
     report = Report(week, team, current, previous, top_lines, new_lines, new_count, regressed_lines,
                     _triage(filters, source), retry.total_gpu_hours, retry.wasted_gpu_hours,
                     previous_retry.wasted_gpu_hours, _mix(filters, source))
+    report.platform = _platform_health(week, team, source, source.grouped(filters, "category"),
+                                       source.grouped(previous_filters, "category"), retry)
     if charts and report.has_failures:
         names = [n for n in REPORT_CHARTS if not (team and n == "team")]
         report.charts = [retry if n == "retry" else CHARTS[n](filters, source=source) for n in names]
@@ -333,6 +367,21 @@ def csv_rows(report: Report) -> tuple[list[str], list[list]]:
             if section == "top_signatures":
                 rows.append([section, line.signature_id, line.message, "rank", line.rank])
                 rows.append([section, line.signature_id, line.message, "previous_rank", line.previous_rank or ""])
+    ph = report.platform
+    if ph is not None:
+        for metric, value in (("failures", ph.failures), ("gpu_hours", round(ph.gpu_hours, 3)),
+                              ("previous_gpu_hours", round(ph.previous_gpu_hours, 3)),
+                              ("share_of_lost_gpu_hours_pct", _r(ph.share_of_lost)),
+                              ("retry_gpu_hours_useful", round(ph.retry_gpu_hours, 3)),
+                              ("suspect_nodes", ph.suspect_nodes)):
+            rows.append(["platform_health", metric, "", metric, value])
+        for key, name, n, gpu in ph.categories:
+            rows.append(["platform_health", key, name, "failures", n])
+            rows.append(["platform_health", key, name, "gpu_hours", round(gpu, 3)])
+        for node in ph.nodes:
+            rows.append(["platform_nodes", node.host, "suspect" if node.suspect else "", "failures", node.failures])
+            rows.append(["platform_nodes", node.host, "suspect" if node.suspect else "", "gpu_hours",
+                         round(node.gpu_hours, 3)])
     tr = report.triage
     for metric, value in (("signatures", tr.signatures), ("confirmed_share_pct", _r(tr.confirmed_share)),
                           ("median_hours_to_triage", _r(tr.median_hours_to_triage)),

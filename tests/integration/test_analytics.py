@@ -110,12 +110,19 @@ def test_pareto_retry_waste_and_time_to_failure(dataset):
 
     retry = charts.retry_waste(f)
     assert numbers(retry) == {"gpu_oom": (1, 16.0), "path_not_found": (2, 8.0)}  # failures = retry attempts here
-    assert retry.wasted_gpu_hours == 8.0  # only path_not_found: retrying cannot help
-    assert "8.0 GPU hours" in retry.caption
+    assert retry.wasted_gpu_hours == 24.0  # program failures: a retry fails the same way (the study, 7.2)
+    assert "24.0 GPU hours" in retry.caption
 
     ttf = {r.key: r.extra for r in charts.time_to_failure(f).rows}
     assert ttf["gpu_oom"]["p50_hours"] == 3.0 and ttf["gpu_oom"]["p25_hours"] == 2.5  # runs of 4 h and 2 h
     assert ttf["path_not_found"]["p50_hours"] == 3.0 and ttf["illegal_argument"]["p50_hours"] == 0.5
+    # Judged a platform fault, the GPU OOM job's retries become useful ones, and its GPU hours the platform's.
+    services.judge(Signature.objects.get(category="gpu_oom"), user_in(ENGINEERS, "erin"),
+                   category="collective_communication")
+    retry = charts.retry_waste(f)
+    assert retry.wasted_gpu_hours == 8.0 and {r.key: r.extra["fault"] for r in retry.rows} == {
+        "collective_communication": "platform", "path_not_found": "user"}
+    assert numbers(charts.by_fault(f)) == {"platform": (2, 36.0), "user": (2, 12.5)}
 
 
 def test_filters_from_the_url(dataset):

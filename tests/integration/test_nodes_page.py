@@ -94,3 +94,22 @@ def test_the_threshold_marks_a_node_suspect_and_alerts_once(transactional_db, lo
 
     settings.JOBTRIAGE_SUSPECT_NODE_FAILURES = 10                   # the threshold is a setting
     assert not nodes.is_suspect(*nodes.suspect_counts({"gpu-07"})["gpu-07"])
+
+
+def test_the_weekly_report_has_a_platform_health_section(transactional_db, log_dir, client):
+    from triage import reports
+
+    ingest("31", NCCL.format(job=31, host="gpu-07"), hours_ago=0.1)
+    ingest("32", OOM, hours_ago=0.1)
+    week = reports.Week.of(timezone.now().date())
+    report = reports.build(week)
+    health = report.platform
+    assert (health.failures, [c[0] for c in health.categories]) == (1, ["collective_communication"])
+    assert health.gpu_hours == pytest.approx(16.0) and health.share_of_lost == pytest.approx(50.0)
+    assert [n.host for n in health.nodes] == ["gpu-07"] and health.suspect_nodes == 0
+    rows = reports.csv_rows(report)[1]
+    assert ["platform_nodes", "gpu-07", "", "failures", 1] in rows
+
+    client.force_login(User.objects.create_superuser("boss"))
+    page = client.get(reverse("weekly-report", args=[str(week)])).content.decode()
+    assert "Platform health" in page and reverse("node-detail", args=["gpu-07"]) in page

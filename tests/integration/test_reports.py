@@ -78,13 +78,14 @@ def test_totals_change_ranks_and_new_signatures(dataset):
     assert [(s.gpu_hours, s.rank, s.previous_rank, s.rank_change) for s in report.top] == \
         [(32.0, 1, 1, "same"), (12.0, 2, None, "new this week"), (0.5, 3, None, "new this week")]
     assert report.new_count == 2 and {s.category for s in report.new} == {"Path Not Found", "Illegal Argument"}
-    assert (report.retry_gpu_hours, report.retry_wasted_gpu_hours) == (24.0, 8.0)
+    assert (report.retry_gpu_hours, report.retry_wasted_gpu_hours) == (24.0, 24.0)  # all program failures
     stage = {m.key: m for m in report.mix["stage"]}
     assert (stage["training"].failure_share, stage["training"].gpu_share) == (33.3, 71.9)
     assert (stage["evaluation"].study_failure_share, stage["evaluation"].study_gpu_share) == (24.3, 84.8)
     dims = {m.key: m for m in report.mix["dimension"]}
     assert dims["execution_environment"].study_failure_share == 48.0
-    assert [c.name for c in report.charts] == ["trend", "category", "stage", "pareto", "retry", "team"]
+    assert [c.name for c in report.charts] == ["trend", "category", "fault", "stage", "pareto", "retry", "team"]
+    assert (report.platform.failures, report.platform.gpu_hours, report.platform.categories) == (0, 0.0, [])
 
     vision = reports.build(W47, "vision")
     assert (vision.totals.failed_jobs, vision.totals.gpu_hours, vision.totals.all_gpu_hours) == (2, 44.0, 124.0)
@@ -203,7 +204,7 @@ def test_email_html_draws_the_charts_as_bars_without_images(dataset, smtp_sink, 
     assert (bars["GPU Out of Memory"].failures_width, bars["Path Not Found"].failures_width) == (100, 100)
     assert 'width="38%"' in html
     retry = {b.label: b for c in report_email.email_charts(report) if c["count_label"] == "Retry attempts" for b in c["bars"]}
-    assert retry["Path Not Found"].color == "#d92d20" and retry["GPU Out of Memory"].color == "#2855d8"  # red: cannot help
+    assert retry["Path Not Found"].color == retry["GPU Out of Memory"].color == "#d92d20"  # red: program failures
     assert "https://jobtriage.example/?state=all" in html  # bars link to the queue, absolute
     assert "Top signatures by GPU hours" in text and "https://jobtriage.example/reports/2026-W47/vision/" in text
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from django.urls import reverse
 
-from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, DO_NOT_RETRY, ROOT_CAUSES, STAGES
+from jobs_ingest.core.taxonomy import CATEGORIES, DIMENSIONS, ROOT_CAUSES, STAGES, fault
 from jobs_ingest.models import Job, Signature
 from triage import effective
 from triage.analytics.filters import ChartFilters
@@ -182,22 +182,42 @@ def pareto(filters: ChartFilters, top: int = PARETO_TOP, source=None) -> Chart:
 
 
 def retry_waste(filters: ChartFilters, source=None) -> Chart:
+    """Retries of program failures are waste (the study, section 7.2: the job fails the same way again until
+    its code or data changes); retries of platform faults are what they are for (infrastructure.md)."""
     out = []
     for key, n, gpu in (source or source_for(filters)).retries(filters):
         advice = CATEGORIES[key].retry_advice if key in CATEGORIES else ""
         out.append(Row(key, CATEGORIES[key].name if key in CATEGORIES else key, n, gpu,
                        filters.queue_url(category=key),
-                       {"retry_advice": advice, "cannot_help": advice == DO_NOT_RETRY}))
+                       {"retry_advice": advice, "fault": fault(key), "cannot_help": fault(key) == "user"}))
     wasted = sum(r.gpu_hours for r in out if r.extra["cannot_help"])
     chart = Chart("retry", "GPU hours spent on retries",
-                  f"Retries (attempts after the first) by category; red bars are categories where retrying "
-                  f"cannot help because the job fails the same way again: {wasted:,.1f} GPU hours in this view.",
+                  f"Retries (attempts after the first) by category. Red bars are program failures, where a retry "
+                  f"fails the same way until the code or data changes: {wasted:,.1f} GPU hours wasted in this view. "
+                  f"Retries of platform faults (infrastructure) are useful and not counted as waste.",
                   "retry", out, empty="No failed job in this view was retried.",
-                  extra_columns=[("retry_advice", "retry_advice"), ("cannot_help", "retry_cannot_help")])
+                  extra_columns=[("retry_advice", "retry_advice"), ("fault", "fault"),
+                                 ("cannot_help", "retry_cannot_help")])
     chart.total_failures = sum(r.failures for r in out)  # here: number of retry attempts
     chart.total_gpu_hours = sum(r.gpu_hours for r in out)
     chart.wasted_gpu_hours = wasted
     return chart
+
+
+def by_fault(filters: ChartFilters, source=None) -> Chart:
+    """Whose failure: the program's (user) or the platform's, folded from the effective categories."""
+    per_fault: dict[str, list] = {}
+    for key, n, gpu in (source or source_for(filters)).grouped(filters, "category"):
+        acc = per_fault.setdefault(fault(key), [0, 0.0])
+        acc[0] += n
+        acc[1] += gpu
+    grouped = sorted(((k, v[0], v[1]) for k, v in per_fault.items()), key=lambda r: (-r[2], -r[1], r[0]))
+    return _bars("fault", "Whose failure",
+                 "GPU hours lost to program failures (the user's code, data or environment) and to the "
+                 "platform's faults (GPU hardware, interconnect, nodes, network, storage): the platform team "
+                 "owns the second bar.",
+                 grouped, lambda k: {"user": "Program (user)", "platform": "Platform"}.get(k, k),
+                 lambda k: filters.queue_url(dimension="infrastructure") if k == "platform" else "", NO_MATCH)
 
 
 def time_to_failure(filters: ChartFilters, source=None) -> Chart:
@@ -221,6 +241,7 @@ def time_to_failure(filters: ChartFilters, source=None) -> Chart:
 CHARTS = {
     "category": by_category,
     "dimension": by_dimension,
+    "fault": by_fault,
     "stage": by_stage,
     "trend": weekly_trend,
     "pareto": pareto,

@@ -1,10 +1,12 @@
 """The Nodes page (#15.4): hosts ranked by the platform failures that blame them and the GPU hours those
 failures lost, over a window; and one node's history. Every logged-in user may read them."""
 import re
+from datetime import timedelta
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
+from django.utils import timezone
 
 from triage import nodes
 
@@ -14,7 +16,7 @@ _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,252}$")
 @login_required
 def node_list(request):
     window = request.GET.get("days") if request.GET.get("days") in nodes.WINDOWS else "7"
-    rows = nodes.ranking(nodes.WINDOWS[window])
+    rows = nodes.ranking(timezone.now() - timedelta(days=nodes.WINDOWS[window]))
     min_failures, min_jobs, span = nodes.threshold()
     return render(request, "triage/nodes.html", {
         "rows": rows, "window": window, "windows": list(nodes.WINDOWS),
