@@ -1,5 +1,5 @@
-"""What both JSON APIs (ingestion, similar search) share: token authentication with its rate limits, and
-errors as JSON ({"error": message, ...}, with Retry-After when the client should come back later)."""
+"""What both JSON APIs (ingestion, similar search) share: token authentication with its limit on failed
+attempts (rest.py plugs it into Django REST framework), and errors as JSON ({"error": message, ...}, with Retry-After when the client should come back later)."""
 import logging
 from functools import wraps
 
@@ -26,23 +26,25 @@ def error(status: int, message: str, *, retry_after: int | None = None, **extra)
 def authenticate_token(request) -> tuple[IngestToken | None, JsonResponse | None]:
     """The ingestion token of `Authorization: Token <key>` (or Bearer), or the 401/429 to answer.
 
-    Each token has its own rate limit; failed attempts are limited per client address, so that
-    guessing tokens is slow and one misconfigured client cannot starve the others."""
+    Failed attempts are limited per client address, so that guessing tokens is slow; each token's own
+    limit is rest.PerTokenRateThrottle's, so that one misconfigured client cannot starve the others."""
     scheme, _, key = request.headers.get("Authorization", "").partition(" ")
     token = None
     if scheme.lower() in ("token", "bearer") and key.strip():
         token = IngestToken.authenticate(key.strip())
     if token is None:
-        decision = ratelimit.hit("anonymous", ratelimit.client_address(request), settings.JOBTRIAGE_RATE_LIMIT_ANONYMOUS)
-        if not decision.allowed:
-            return None, _too_many(decision, "failed authentication attempts from this address")
         if scheme.lower() not in ("token", "bearer") or not key.strip():
-            return None, error(401, "authentication required: send 'Authorization: Token <key>'")
-        return None, error(401, "invalid or revoked token")
-    decision = ratelimit.hit("token", token.key_hash[:32], settings.JOBTRIAGE_RATE_LIMIT_PER_TOKEN)
-    if not decision.allowed:
-        return None, _too_many(decision, "requests with this token")
+            return None, failed_attempt(request, "authentication required: send 'Authorization: Token <key>'")
+        return None, failed_attempt(request, "invalid or revoked token")
     return token, None
+
+
+def failed_attempt(request, message: str) -> JsonResponse:
+    """A request without valid credentials: 401 with `message`, or 429 once this address has failed too often."""
+    decision = ratelimit.hit("anonymous", ratelimit.client_address(request), settings.JOBTRIAGE_RATE_LIMIT_ANONYMOUS)
+    if not decision.allowed:
+        return _too_many(decision, "failed authentication attempts from this address")
+    return error(401, message)
 
 
 def _too_many(decision: ratelimit.Decision, what: str) -> JsonResponse:
@@ -63,15 +65,4 @@ def database_unavailable_is_503(view):
             log.warning("database unavailable for %s %s: %s", request.method, request.path, exc)
             return error(503, "the database is unavailable; nothing was stored: send the job again later",
                          retry_after=DATABASE_RETRY_AFTER)
-    return wrapper
-
-
-def token_required(view):
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        token, rejected = authenticate_token(request)
-        if rejected is not None:
-            return rejected
-        request.ingest_token = token
-        return view(request, *args, **kwargs)
     return wrapper

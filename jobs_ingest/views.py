@@ -1,8 +1,10 @@
 """The ingestion API: POST /api/v1/jobs (token auth; one job, or a JSON array of up to
 JOBTRIAGE_API_MAX_BATCH jobs stored in one batch) and GET /api/v1/jobs/<id>.
 
-Errors are JSON with a message and, for bad metadata, one entry per field. Nothing already stored
-is changed by a rejected request.
+Django REST framework views (authentication, throttle and error bodies in rest.py; their OpenAPI shapes in
+api_schema.py). The body is read as the Django request's, as before DRF: metadata are validated by
+jobspec.parse_job, which names every bad field. Errors are JSON with a message and, for bad metadata, one
+entry per field. Nothing already stored is changed by a rejected request.
 """
 import io
 import json
@@ -11,11 +13,12 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.urls import reverse
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.views import APIView
 
-from jobs_ingest import services
-from jobs_ingest.api_auth import database_unavailable_is_503, error, token_required
+from jobs_ingest import api_schema, rest, services
+from jobs_ingest.api_auth import database_unavailable_is_503, error
 from jobs_ingest.jobspec import JobSpecError, parse_job
 
 
@@ -63,7 +66,7 @@ def _submit_many(request, items: list) -> JsonResponse:
     """POST a JSON array of jobs (each as in a single JSON submission, log_text included): stored in one
     batch. Each item gets its own result; one bad item never keeps the others out. 202 when all were
     accepted, 207 with the reasons when some were, 400 when none was."""
-    token, results, pairs, where = request.ingest_token, [None] * len(items), [], []
+    token, results, pairs, where = request.auth, [None] * len(items), [], []
     for n, data in enumerate(items):
         try:
             if not isinstance(data, dict):
@@ -105,57 +108,94 @@ def _accepted(request, received) -> dict:
             "status_url": request.build_absolute_uri(reverse("api-job", args=[job.pk]))}
 
 
-@csrf_exempt
-@require_POST
-@database_unavailable_is_503
-@token_required
-def submit_job(request):
-    try:
-        items = _bulk_items(request)
-    except RequestDataTooBig:
-        return error(413, "request too large for a JSON body: send big logs as a multipart file upload (field 'log')")
-    except JobSpecError as exc:
-        return error(400, "invalid job metadata", fields=exc.fields)
-    if items is not None:
-        return _submit_many(request, items)
-    try:
-        data, log_stream = _read_request(request)
-        spec = parse_job(data)
-    except RequestDataTooBig:
-        return error(413, "request too large for a JSON body: send big logs as a multipart file upload (field 'log')")
-    except JobSpecError as exc:
-        return error(400, "invalid job metadata", fields=exc.fields)
-    except ValueError as exc:
-        return error(415, f"unsupported content type '{exc}': send application/json or multipart/form-data")
-    token = request.ingest_token
-    if not token.allows(spec.platform, spec.team):
-        return error(403, "this token may not submit jobs for this platform or team")
-    try:
-        received = services.receive_job(spec, log_stream, may_update=lambda job: token.allows(job.platform, job.team))
-    except services.LogRejected as exc:
-        return error(413 if "larger" in str(exc) else 400, str(exc))
-    except services.UpdateRefused:
-        # Said plainly: the sender already knows this platform + external id (it sent them).
-        return error(409, "a job with this platform and external_id already exists outside this token's "
-                          "scope; nothing was changed", platform=spec.platform, external_id=spec.external_id)
-    return JsonResponse(_accepted(request, received), status=202)
+class TokenAPIView(APIView):
+    """A view of the token API: an ingestion token is required, each token is throttled."""
+    authentication_classes = [rest.IngestTokenAuthentication]
+    permission_classes = [rest.TokenOrUser]
+    throttle_classes = [rest.PerTokenRateThrottle]
+    unauthenticated_message = "authentication required: send 'Authorization: Token <key>'"
+
+    @classmethod
+    def as_view(cls, **initkwargs):
+        # PostgreSQL down (also while authenticating): 503 with Retry-After, never a 500 page.
+        return database_unavailable_is_503(super().as_view(**initkwargs))
 
 
-@require_GET
-@database_unavailable_is_503
-@token_required
-def job_status(request, job_id: int):
-    # Out of the token's scope answers exactly like a job that does not exist.
-    job = request.ingest_token.visible_jobs().filter(pk=job_id).select_related("failure__signature").first()
-    if job is None:
-        return error(404, "no such job")
-    body = {"id": job.pk, "platform": job.platform, "external_id": job.external_id, "status": job.status,
-            "ingest_state": job.ingest_state, "ingest_error": job.ingest_error, "failure": None}
-    failure = getattr(job, "failure", None)
-    if failure is not None:
-        body["failure"] = {"category": failure.category, "dimension": failure.dimension,
-                           "confidence": failure.confidence, "rule": failure.rule, "stage": failure.stage,
-                           "exception_type": failure.exception_type, "failure_line": failure.failure_line,
-                           "fingerprint": failure.signature.fingerprint, "retry_advice": failure.retry_advice,
-                           "gpu_hours": round(failure.gpu_hours, 4), "indexed": failure.indexed_at is not None}
-    return JsonResponse(body)
+ERRORS = {status: OpenApiResponse(api_schema.Error, description=text) for status, text in (
+    (400, "invalid job metadata (`fields` names each bad field) or body"),
+    (401, "no token, or an invalid or revoked one"),
+    (403, "the token may not submit jobs for this platform or team"),
+    (409, "a job with this platform and external_id exists outside the token's scope; nothing changed"),
+    (413, "body or log too large"),
+    (415, "not application/json or multipart/form-data"),
+    (429, "rate limit exceeded (Retry-After)"),
+    (503, "database unavailable; nothing was stored (Retry-After)"))}
+
+
+class JobsView(TokenAPIView):
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(
+        operation_id="submit_job", summary="Submit a failed (or finished) job with its log",
+        description="One job as a JSON object (log in `log_text`) or as multipart/form-data (`metadata` JSON and "
+                    "a `log` file), or up to JOBTRIAGE_API_MAX_BATCH jobs as a JSON array stored in one batch. "
+                    "A job with the same platform and external_id is updated. The analysis runs in the background: "
+                    "follow `status_url`.",
+        request={"application/json": api_schema.JobSubmission, "multipart/form-data": api_schema.JobUpload},
+        responses={202: OpenApiResponse(api_schema.JobAccepted, description="accepted (a JSON array: BulkAnswer)"),
+                   207: OpenApiResponse(api_schema.BulkAnswer, description="a JSON array: some jobs accepted"),
+                   **ERRORS})
+    def post(self, request):
+        django_request = request._request
+        try:
+            items = _bulk_items(django_request)
+        except RequestDataTooBig:
+            return error(413, "request too large for a JSON body: send big logs as a multipart file upload (field 'log')")
+        except JobSpecError as exc:
+            return error(400, "invalid job metadata", fields=exc.fields)
+        if items is not None:
+            return _submit_many(request, items)
+        try:
+            data, log_stream = _read_request(django_request)
+            spec = parse_job(data)
+        except RequestDataTooBig:
+            return error(413, "request too large for a JSON body: send big logs as a multipart file upload (field 'log')")
+        except JobSpecError as exc:
+            return error(400, "invalid job metadata", fields=exc.fields)
+        except ValueError as exc:
+            return error(415, f"unsupported content type '{exc}': send application/json or multipart/form-data")
+        token = request.auth
+        if not token.allows(spec.platform, spec.team):
+            return error(403, "this token may not submit jobs for this platform or team")
+        try:
+            received = services.receive_job(spec, log_stream,
+                                            may_update=lambda job: token.allows(job.platform, job.team))
+        except services.LogRejected as exc:
+            return error(413 if "larger" in str(exc) else 400, str(exc))
+        except services.UpdateRefused:
+            # Said plainly: the sender already knows this platform + external id (it sent them).
+            return error(409, "a job with this platform and external_id already exists outside this token's "
+                              "scope; nothing was changed", platform=spec.platform, external_id=spec.external_id)
+        return JsonResponse(_accepted(django_request, received), status=202)
+
+
+class JobStatusView(TokenAPIView):
+    @extend_schema(operation_id="job_status", summary="A job's ingest state and, once analysed, its failure",
+                   responses={200: api_schema.JobStatus,
+                              404: OpenApiResponse(api_schema.Error, description="no such job in the token's scope"),
+                              **{k: v for k, v in ERRORS.items() if k in (401, 429, 503)}})
+    def get(self, request, job_id: int):
+        # Out of the token's scope answers exactly like a job that does not exist.
+        job = request.auth.visible_jobs().filter(pk=job_id).select_related("failure__signature").first()
+        if job is None:
+            return error(404, "no such job")
+        body = {"id": job.pk, "platform": job.platform, "external_id": job.external_id, "status": job.status,
+                "ingest_state": job.ingest_state, "ingest_error": job.ingest_error, "failure": None}
+        failure = getattr(job, "failure", None)
+        if failure is not None:
+            body["failure"] = {"category": failure.category, "dimension": failure.dimension,
+                               "confidence": failure.confidence, "rule": failure.rule, "stage": failure.stage,
+                               "exception_type": failure.exception_type, "failure_line": failure.failure_line,
+                               "fingerprint": failure.signature.fingerprint, "retry_advice": failure.retry_advice,
+                               "gpu_hours": round(failure.gpu_hours, 4), "indexed": failure.indexed_at is not None}
+        return JsonResponse(body)

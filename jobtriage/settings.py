@@ -35,6 +35,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_prometheus",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "jobs_ingest",
     "triage",
 ]
@@ -53,6 +56,31 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "jobtriage.urls"
+
+# The token APIs (jobs_ingest/views.py, search/api.py) are Django REST framework views: JSON only, no browsable
+# API; authentication, the per-token throttle and the error bodies are in jobs_ingest/rest.py.
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],   # each API view names its own (jobs_ingest/views.py)
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "jobs_ingest.rest.api_exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "jobtriage API",
+    "DESCRIPTION": "Submit failed training jobs with their logs, follow their analysis, and search similar past "
+                   "failures. Errors are JSON: {\"error\": message, ...}. See docs/ingest.md.",
+    "VERSION": "1",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],  # the shape of the API, no data
+    "SERVE_AUTHENTICATION": [],
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 TEMPLATES = [{
     "BACKEND": "django.template.backends.django.DjangoTemplates",
     "DIRS": [BASE_DIR / "templates"],

@@ -16,30 +16,17 @@ import logging
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
-from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 
-from jobs_ingest.api_auth import authenticate_token, error
+from jobs_ingest import api_schema, rest
+from jobs_ingest.api_auth import error
 from jobs_ingest.models import IngestToken
+from jobs_ingest.views import TokenAPIView
 from jobs_ingest.search import query, similar
 from jobs_ingest.search.sync import es_client
 
 log = logging.getLogger(__name__)
-
-
-def _authenticate(request) -> tuple[IngestToken | None, JsonResponse | None]:
-    """(token or None, error response or None). A session user passes with token None."""
-    if request.headers.get("Authorization"):
-        return authenticate_token(request)
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated:
-        # A browser session: the CSRF check the view's csrf_exempt skipped for token clients.
-        rejected = CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
-        if rejected is not None:
-            return None, error(403, "CSRF check failed: send the csrftoken cookie and X-CSRFToken header")
-        return None, None
-    return None, error(401, "authentication required: send 'Authorization: Token <key>' or log in")
 
 
 def _scoped(filters: dict, token: IngestToken | None) -> dict | None:
@@ -75,40 +62,46 @@ def hit_json(hit: similar.Hit, request=None) -> dict:
     return body
 
 
-@csrf_exempt
-def similar_api(request):
-    if request.method != "POST":
-        response = error(405, "use POST with a JSON body {\"text\": ...}")
-        response["Allow"] = "POST"
-        return response
-    token, rejected = _authenticate(request)
-    if rejected is not None:
-        return rejected
-    try:
-        data = json.loads(request.body)
-    except RequestDataTooBig:
-        return error(413, "the request body is too large")
-    except (ValueError, RecursionError) as exc:
-        return error(400, f"the body is not valid JSON: {str(exc)[:200]}")
-    if not isinstance(data, dict):
-        return error(400, "the body must be a JSON object {\"text\": ...}")
-    text, filters, top = data.get("text"), data.get("filters"), data.get("top", 10)
-    filters = {} if filters is None else filters
-    strategy = data.get("strategy", query.DEFAULT_STRATEGY)
-    if not isinstance(text, str):
-        return error(400, "'text' is required and must be a string (an error message or a log)")
-    if not isinstance(filters, dict):
-        return error(400, "'filters' must be an object")
-    if not isinstance(strategy, str):
-        return error(400, "'strategy' must be a string")
-    scoped = _scoped(filters, token)
-    try:
-        query.filter_clauses(filters)  # validate what was asked, even when the scope empties it
-        hits = [] if scoped is None else similar.similar_failures(
-            es_client(), settings.ES_INDEX_PREFIX, text, filters=scoped, top=top, strategy=strategy)
-    except query.BadQuery as exc:
-        return error(400, str(exc))
-    except query.SearchUnavailable as exc:
-        log.warning("similar search unavailable: %s", exc)
-        return error(503, "search is unavailable right now; try again later")
-    return JsonResponse({"hits": [hit_json(h, request) for h in hits]})
+class SimilarView(TokenAPIView):
+    authentication_classes = [rest.IngestTokenAuthentication, rest.CsrfCheckedSessionAuthentication]
+    unauthenticated_message = "authentication required: send 'Authorization: Token <key>' or log in"
+    method_message = "use POST with a JSON body {\"text\": ...}"
+
+    @extend_schema(operation_id="similar_failures", summary="Past failures like an error message or a log",
+                   request=api_schema.SimilarRequest,
+                   responses={200: api_schema.SimilarAnswer,
+                              **{status: OpenApiResponse(api_schema.Error, description=text) for status, text in (
+                                  (400, "bad body, filters or strategy"), (401, "no token or session"),
+                                  (403, "CSRF check failed (session)"), (413, "body too large"),
+                                  (429, "rate limit exceeded (Retry-After)"),
+                                  (503, "search or database unavailable (Retry-After for the database)"))}})
+    def post(self, request):
+        token = request.auth
+        try:
+            data = json.loads(request._request.body)
+        except RequestDataTooBig:
+            return error(413, "the request body is too large")
+        except (ValueError, RecursionError) as exc:
+            return error(400, f"the body is not valid JSON: {str(exc)[:200]}")
+        if not isinstance(data, dict):
+            return error(400, "the body must be a JSON object {\"text\": ...}")
+        text, filters, top = data.get("text"), data.get("filters"), data.get("top", 10)
+        filters = {} if filters is None else filters
+        strategy = data.get("strategy", query.DEFAULT_STRATEGY)
+        if not isinstance(text, str):
+            return error(400, "'text' is required and must be a string (an error message or a log)")
+        if not isinstance(filters, dict):
+            return error(400, "'filters' must be an object")
+        if not isinstance(strategy, str):
+            return error(400, "'strategy' must be a string")
+        scoped = _scoped(filters, token)
+        try:
+            query.filter_clauses(filters)  # validate what was asked, even when the scope empties it
+            hits = [] if scoped is None else similar.similar_failures(
+                es_client(), settings.ES_INDEX_PREFIX, text, filters=scoped, top=top, strategy=strategy)
+        except query.BadQuery as exc:
+            return error(400, str(exc))
+        except query.SearchUnavailable as exc:
+            log.warning("similar search unavailable: %s", exc)
+            return error(503, "search is unavailable right now; try again later")
+        return JsonResponse({"hits": [hit_json(h, request) for h in hits]})

@@ -263,6 +263,8 @@ def page_urls(job, failure):
                 url = reverse(name, args=[week])
             elif name == "alert-delete":  # POST only: a GET must refuse, whatever the id
                 url = reverse(name, args=[1])
+            elif name == "node-detail":  # host names are validated: the node's history shows the hostile job
+                url = reverse(name, args=[HOSTILE_NODE])
             else:
                 url = reverse(name)
         except Exception:  # noqa: BLE001 - a route whose arguments we cannot guess is reported below
@@ -279,12 +281,14 @@ def page_urls(job, failure):
 
 
 HOSTILE_CLUSTER = "c-hostile"
+HOSTILE_NODE = "gpu-07"
 
 
 def test_html_and_script_are_escaped_on_every_page(client, hostile_failure):
     user, job, failure = hostile_failure
     # A cluster whose message is the hostile text (the cluster page and the queue by cluster show it).
     Signature.objects.filter(pk=failure.signature_id).update(cluster=HOSTILE_CLUSTER, cluster_message=PAYLOAD)
+    type(job).objects.filter(pk=job.pk).update(nodes=[HOSTILE_NODE])  # the Nodes pages list its failure
     client.force_login(user)
     rendered = []
     for name, url in page_urls(job, failure):
