@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.stats import wilson  # noqa: E402
+
 from bench.bench_ingest import bench_env, recreate_database  # noqa: E402
 from bench.timing import emit, row  # noqa: E402
 
@@ -36,12 +38,6 @@ DEV = ["bench/devset/programs.jsonl", "bench/devset/job_logs.jsonl", "bench/devs
 SHARES = (0.0, 0.1, 0.25, 0.5, 0.75)
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 0.0
-    p = k / n
-    centre, half = p + z * z / (2 * n), z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5
-    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
 
 
 def percent(k: int, n: int) -> str:

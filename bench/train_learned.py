@@ -17,7 +17,6 @@ import collections
 import datetime as dt
 import hashlib
 import json
-import math
 import random
 import sys
 import time
@@ -26,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.stats import wilson  # noqa: E402
 
 from jobs_ingest.core import analyse_text  # noqa: E402
 from jobs_ingest.core import learned  # noqa: E402
@@ -171,13 +172,6 @@ def model_from_sklearn(model, vec, features: dict, params: dict) -> learned.Mode
 
 
 # ------------------------------------------------------------------------------------------------ evaluation
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def combine(row: dict, pred: tuple[str, float], t: dict) -> str:
