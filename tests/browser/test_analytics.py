@@ -24,7 +24,7 @@ def test_analytics_figures_match_the_database_filter_and_drill_down(logged_in_pa
     expect(page).to_have_url(re.compile(r"/analytics/$"))
     # Plotly (4.8 MB) is parsed before the first figure: allow for a loaded machine.
     expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
-    assert page.locator(".js-plotly-plot").count() == 11
+    assert page.locator(".js-plotly-plot").count() == 12
     shot("analytics", full_page=True)
 
     counts, hours = figure_data(page, "category")

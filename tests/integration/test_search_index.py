@@ -98,7 +98,7 @@ def test_template_mappings_are_the_contract(es, prefix):
                 "retry_advice", "tagger_version", "normaliser_version", "confirmed_category", "root_cause",
                 "triage_state", "job_name", "message", "masked_message", "failure_line", "traceback",
                 "excerpt", "gpus", "attempts", "gpu_hours", "confidence", "failure_line_number",
-                "submitted_at", "started_at", "ended_at", "ingested_at", "representative"}
+                "submitted_at", "started_at", "ended_at", "ingested_at", "representative", "cluster"}
     assert set(props) == contract
 
     tokens = es.indices.analyze(index=index, field="masked_message.shingles",
@@ -294,7 +294,7 @@ def test_ensure_index_creates_the_strict_signatures_index_beside_the_failures_on
     assert set(mapping["properties"]) == {
         "signature_id", "fingerprint", "normaliser_version", "category", "confirmed_category", "effective_category",
         "root_cause", "triage_state", "teams", "platforms", "exception_type", "masked_message", "failure_count",
-        "gpu_hours", "first_seen", "last_seen", "latest_failure"}
+        "gpu_hours", "first_seen", "last_seen", "latest_failure", "cluster"}
     assert mapping["properties"]["masked_message"]["fields"]["shingles"]["analyzer"] == "shingles"
     assert search_index.ensure_index(es, prefix) == failures  # idempotent
     assert alias_targets(es, prefix, search_index.SIGNATURES) == [signatures]
