@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from jobs_ingest.core.nodes import expand_nodelist
 from jobs_ingest.models import Job
 from tests.integration.conftest import wait_for
 from tests.slurm import cluster
@@ -75,7 +76,7 @@ def test_epilog_hook_posts_each_failed_job_as_it_ends(epilog_target, slurm_env, 
         else:
             assert (job.exit_code, job.signal) == (int(code), ""), kind
         assert (job.started_at, job.ended_at) == (utc(row["Start"]), utc(row["End"])), kind
-        assert (job.submitter, job.team, job.extra["nodes"]) == (row["User"], row["Account"], row["NodeList"]), kind
+        assert (job.submitter, job.team, job.nodes) == (row["User"], row["Account"], expand_nodelist(row["NodeList"])), kind
 
     assert stored[failed["train-fail"]].gpus == 1                               # the fake tesla
     train_log = read_log(stored[failed["train-fail"]])

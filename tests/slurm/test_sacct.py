@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from jobs_ingest.core.nodes import expand_nodelist
 from jobs_ingest.adapters.slurm import STATUSES, gpus_from_tres
 from jobs_ingest.jobspec import parse_time
 from jobs_ingest.models import Failure, Job
@@ -60,7 +61,7 @@ def assert_matches_sacct(jobs: cluster.JobSet, *, exit_codes=True):
         job = Job.objects.get(platform="slurm", external_id=job_id)
         assert (job.status, job.extra["slurm_state"]) == (STATUSES[state], state), job_id
         assert (job.name, job.submitter, job.team) == (last["JobName"], last["User"], last["Account"]), job_id
-        assert (job.extra["partition"], job.extra["nodes"]) == (last["Partition"], last["NodeList"]), job_id
+        assert (job.extra["partition"], job.nodes) == (last["Partition"], expand_nodelist(last["NodeList"])), job_id
         assert (job.started_at, job.ended_at) == (utc(runs[0]["Start"]), utc(last["End"])), job_id
         assert job.gpus == (gpus_from_tres(last["AllocTRES"]) or 0), job_id
         code, _, signal = last["ExitCode"].partition(":")
