@@ -200,7 +200,7 @@ def main() -> None:
                       "started_at": start.isoformat(), "ended_at": ended.isoformat(),
                       "command": f"{'torchrun' if launcher == 'torchrun' else 'python'} train.py --config configs/run.yaml",
                       "image": f"registry.example.org/{team}/{framework}:2026.10", "log": name,
-                      "extra": {"framework": framework, "launcher": launcher, "node": job["host"]}})
+                      "nodes": [job["host"]], "extra": {"framework": framework, "launcher": launcher}})
     lines.sort(key=lambda job: job["started_at"])
     (HERE / "manifest.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     print(f"demo: {len(lines)} jobs ({stats['succeeded']} succeeded, {stats['failed']} failed, of which "
