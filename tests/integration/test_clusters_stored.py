@@ -43,6 +43,8 @@ def test_one_reason_from_two_code_bases_is_two_signatures_in_one_cluster(transac
     client.force_login(User.objects.create_superuser("root"))
     page = client.get(reverse("cluster-detail", args=[sa.cluster])).content.decode()
     assert reverse("signature-detail", args=[sa.pk]) in page and reverse("signature-detail", args=[sb.pk]) in page
+    for url in (reverse("job-detail", args=[b.job_id]), reverse("signature-detail", args=[sb.pk])):
+        assert reverse("cluster-detail", args=[sa.cluster]) in client.get(url).content.decode(), url
 
 
 def test_a_signature_made_before_clusters_gets_one_and_a_persons_split_is_kept(transactional_db, log_dir, es):
