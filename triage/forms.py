@@ -72,6 +72,14 @@ class AssignForm(forms.Form):
         from triage.models import Team
         self.fields["owner_team"].queryset = Team.objects.order_by("name")
 
+    @classmethod
+    def from_request(cls, request) -> "AssignForm":
+        """The posted form; its "Assign to me" button names the person posting."""
+        data = request.POST.copy()
+        if data.get("me"):
+            data["owner_user"] = request.user.get_username()
+        return cls(data)
+
     def clean_owner_user(self):
         from django.contrib.auth import get_user_model
         name = self.cleaned_data["owner_user"].strip()

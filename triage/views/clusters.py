@@ -88,10 +88,7 @@ def cluster_issue(request, cluster: str):
 @triage_required
 def cluster_assign(request, cluster: str):
     _members(cluster)
-    data = request.POST.copy()
-    if data.get("me"):
-        data["owner_user"] = request.user.get_username()
-    form = AssignForm(data)
+    form = AssignForm.from_request(request)
     if not form.is_valid():
         messages.error(request, "Nothing was saved: correct the marked field below.")
         return render_cluster(request, cluster, assign_form=form, status=400)

@@ -65,10 +65,7 @@ def issue_link(request, signature_id: int):
 @triage_required
 def assign(request, signature_id: int):
     signature = _signature(signature_id)
-    data = request.POST.copy()
-    if data.get("me"):
-        data["owner_user"] = request.user.get_username()
-    form = AssignForm(data)
+    form = AssignForm.from_request(request)
     if not form.is_valid():
         messages.error(request, "Nothing was saved: correct the marked field below.")
         return render_signature(request, signature, assign_form=form, status=400)
