@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import cluster, normalise, tagger
+from . import cluster, infra, normalise, tagger
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,10 @@ class TaggingConfig:
     changelog: str
     tagger_version: str
     tag: Callable[..., tagger.Tag]                     # (exception type, message[, context lines]) -> Tag
-    infrastructure: bool = False                       # infra.detect may claim the failure for the platform
+    infrastructure: bool = False                       # infra rules may claim the failure for the platform
+    infra_rules: infra.InfraRules = infra.INFRA_V1     # which released set of them
     learned_fallback: bool = False                     # learned.fallback answers what the rules leave unclassified
+    learned_model: str = "learned_model.json"          # its artefact (jobs_ingest/core/), one file per release
     frameworks: bool = False                           # frameworks.py: TF root errors, launcher signals, cut logs
 
 

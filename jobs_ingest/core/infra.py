@@ -5,7 +5,7 @@ be about 11% of failed jobs but over 82% of failed GPU time. `detect` reads the 
 log and the scheduler's final state and answers with an InfraFinding, or None when the failure is the
 job's own (the caller then keeps the program category). Pure: no Django.
 
-Bump INFRA_VERSION whenever a rule changes: stored findings record the version that made them.
+Released rule sets (INFRA_V1, ...) never change; a tagging config names the one it uses (configs.py).
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from .nodes import hosts_in
 from .category import RETRY, Category
 
-INFRA_VERSION = "1"
 INFRASTRUCTURE = "infrastructure"
 DIMENSION_NAME = "Infrastructure"
 
@@ -236,43 +235,6 @@ _STATES: dict[str, tuple[str, str, float]] = {
 }
 
 
-def detect(lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
-           scheduler_state: str | None = None) -> InfraFinding | None:
-    """The infrastructure failure that ended the job, or None when the evidence is absent or is a look-alike.
-
-    `lines` is the log region (its end is read); exit_code and signal are the scheduler's; the state is
-    Slurm's (NODE_FAIL, PREEMPTED...) or a Kubernetes reason (NodeLost, Evicted...).
-    """
-    offset = max(0, len(lines) - TAIL_LINES)
-    tail = [line[:MAX_LINE_CHARS] for line in lines[offset:]]
-    text = "\n".join(tail)
-    state = _state(scheduler_state)
-    if state is not None:
-        category, rule, confidence = state
-        if rule == "infra.state.evicted" and (_OVER_REQUEST.search(text) or _OVER_REQUEST.search(scheduler_state)):
-            return None
-        hardware = _best(tail, offset) if category == "node_lost" else None
-        if hardware is not None and hardware.category == "gpu_hardware":
-            return hardware  # the node failed because its GPU did: the more precise answer
-        return InfraFinding(category, confidence, rule, f"scheduler state {scheduler_state.strip()}", None,
-                            tuple(hosts_in(tail)))
-    finding = _best(tail, offset)
-    if finding is None:
-        return None
-    if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error"):
-        if _LOOKALIKES.search(text):
-            return None
-        if finding.category in _ECHO_PRONE and _PROGRAM_EXCEPTION.search(text):
-            return None  # another rank's own error; its peers' timeouts are the echo
-        if finding.rule == "infra.connection_reset" and _WORKER_PIPE.search(text):
-            return None
-    if finding.rule == "infra.k8s_node_pressure_eviction" and _OVER_REQUEST.search(text):
-        return None
-    if finding.rule == "infra.disk_full" and _SHM_FILE.search(finding.evidence):
-        return None
-    return finding
-
-
 def _state(scheduler_state: str | None) -> tuple[str, str, float] | None:
     if not scheduler_state:
         return None
@@ -280,35 +242,84 @@ def _state(scheduler_state: str | None) -> tuple[str, str, float] | None:
     return _STATES.get(key) or _STATES.get(key.replace("_", ""))
 
 
-def _best(tail: list[str], offset: int) -> InfraFinding | None:
-    """The highest-priority category found in the tail; within it the rule order, then the latest line."""
-    low = "\n".join(tail).lower()
-    starts = list(itertools.accumulate((len(line) + 1 for line in tail[:-1]), initial=0))
-    candidates: set[int] = set()
-    for key in _KEYWORDS:
-        at = low.find(key)
-        while at != -1:
-            line_index = bisect.bisect_right(starts, at) - 1
-            candidates.add(line_index)
-            at = low.find(key, starts[line_index + 1] if line_index + 1 < len(starts) else len(low))
-    best, chosen = None, None  # key: (category rank, rule rank, -line index)
-    for index in candidates:
-        for rule_rank, rule, category, confidence in _matches(tail[index], tail[index].lower()):
-            key = (_PRIORITY.index(category), rule_rank, -index)
-            if best is None or key < best:
-                best, chosen = key, (rule, category, confidence, index)
-    if chosen is None:
-        return None
-    rule, category, confidence, index = chosen
-    evidence = tail[index].strip()
-    return InfraFinding(category, confidence, rule, evidence, offset + index, tuple(hosts_in(tail)))
+@dataclass(frozen=True)
+class InfraRules:
+    """One released set of infrastructure rules. Released sets never change: a new rule is a new set with
+    its own version, named by a new tagging config (configs.py), so stored findings keep their meaning."""
+    version: str
+    rules: list[tuple[str, str, float, re.Pattern]]
+    keywords: tuple[str, ...]
+    lookalikes: re.Pattern
+    program_exception: re.Pattern
+
+    def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
+               scheduler_state: str | None = None) -> InfraFinding | None:
+        """The infrastructure failure that ended the job, or None when the evidence is absent or is a look-alike.
+
+        `lines` is the log region (its end is read); exit_code and signal are the scheduler's; the state is
+        Slurm's (NODE_FAIL, PREEMPTED...) or a Kubernetes reason (NodeLost, Evicted...).
+        """
+        offset = max(0, len(lines) - TAIL_LINES)
+        tail = [line[:MAX_LINE_CHARS] for line in lines[offset:]]
+        text = "\n".join(tail)
+        state = _state(scheduler_state)
+        if state is not None:
+            category, rule, confidence = state
+            if rule == "infra.state.evicted" and (_OVER_REQUEST.search(text) or _OVER_REQUEST.search(scheduler_state)):
+                return None
+            hardware = self._best(tail, offset) if category == "node_lost" else None
+            if hardware is not None and hardware.category == "gpu_hardware":
+                return hardware  # the node failed because its GPU did: the more precise answer
+            return InfraFinding(category, confidence, rule, f"scheduler state {scheduler_state.strip()}", None,
+                                tuple(hosts_in(tail)))
+        finding = self._best(tail, offset)
+        if finding is None:
+            return None
+        if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error"):
+            if self.lookalikes.search(text):
+                return None
+            if finding.category in _ECHO_PRONE and self.program_exception.search(text):
+                return None  # another rank's own error; its peers' timeouts are the echo
+            if finding.rule == "infra.connection_reset" and _WORKER_PIPE.search(text):
+                return None
+        if finding.rule == "infra.k8s_node_pressure_eviction" and _OVER_REQUEST.search(text):
+            return None
+        if finding.rule == "infra.disk_full" and _SHM_FILE.search(finding.evidence):
+            return None
+        return finding
+
+    def _best(self, tail: list[str], offset: int) -> InfraFinding | None:
+        """The highest-priority category found in the tail; within it the rule order, then the latest line."""
+        low = "\n".join(tail).lower()
+        starts = list(itertools.accumulate((len(line) + 1 for line in tail[:-1]), initial=0))
+        candidates: set[int] = set()
+        for key in self.keywords:
+            at = low.find(key)
+            while at != -1:
+                line_index = bisect.bisect_right(starts, at) - 1
+                candidates.add(line_index)
+                at = low.find(key, starts[line_index + 1] if line_index + 1 < len(starts) else len(low))
+        best, chosen = None, None  # key: (category rank, rule rank, -line index)
+        for index in candidates:
+            for rule_rank, rule, category, confidence in self._matches(tail[index], tail[index].lower()):
+                key = (_PRIORITY.index(category), rule_rank, -index)
+                if best is None or key < best:
+                    best, chosen = key, (rule, category, confidence, index)
+        if chosen is None:
+            return None
+        rule, category, confidence, index = chosen
+        evidence = tail[index].strip()
+        return InfraFinding(category, confidence, rule, evidence, offset + index, tuple(hosts_in(tail)))
+
+    def _matches(self, line: str, low: str):
+        if "xid" in low:
+            for m in _XID.finditer(line):
+                if int(m.group(1)) in HARDWARE_XIDS:
+                    yield -1, f"infra.xid_{int(m.group(1))}", "gpu_hardware", 0.95
+        for rule_rank, (rule, category, confidence, pattern) in enumerate(self.rules):
+            if pattern.search(line):
+                yield rule_rank, rule, category, confidence
 
 
-def _matches(line: str, low: str):
-    if "xid" in low:
-        for m in _XID.finditer(line):
-            if int(m.group(1)) in HARDWARE_XIDS:
-                yield -1, f"infra.xid_{int(m.group(1))}", "gpu_hardware", 0.95
-    for rule_rank, (rule, category, confidence, pattern) in enumerate(_RULES):
-        if pattern.search(line):
-            yield rule_rank, rule, category, confidence
+INFRA_V1 = InfraRules("1", _RULES, _KEYWORDS, _LOOKALIKES, _PROGRAM_EXCEPTION)
+detect = INFRA_V1.detect

@@ -168,9 +168,15 @@ def load(path: str | Path = ARTEFACT) -> Model:
         return Model(json.load(handle))
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
+def named_model(file_name: str = ARTEFACT.name) -> Model:
+    """A released artefact beside this module, by file name: each tagging config names the one it uses,
+    so a retrained model is a new file and older configs keep their answers."""
+    return load(ARTEFACT.with_name(file_name))
+
+
 def default_model() -> Model:
-    return load(ARTEFACT)
+    return named_model(ARTEFACT.name)
 
 
 def predict(analysis_like, model: Model | None = None) -> Prediction:

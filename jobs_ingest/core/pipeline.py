@@ -135,7 +135,7 @@ def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, 
     if analysis.rule == "loss_nan.hook_nan_guard":
         return analysis
     if tagging.infrastructure:
-        finding = infra.detect(lines, exit_code=exit_code, signal=signal)
+        finding = tagging.infra_rules.detect(lines, exit_code=exit_code, signal=signal)
         if finding is not None:
             return _as_infrastructure(analysis, finding, lines, line_offset, grouping)
     # A launcher's wrapper (ChildFailedError, CalledProcessError) says nothing of the cause: no guess there.
@@ -143,7 +143,8 @@ def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, 
     plainly = tagging.frameworks and (analysis.rule.startswith(("unclassified.", "cpu_oom.signal_sigkill"))
                                       and analysis.rule != "unclassified.no_rule")
     if tagging.learned_fallback and analysis.found and not WRAPPERS.search(analysis.exception_type) and not plainly:
-        answer = learned.fallback(analysis, rule_category=analysis.category, rule_confidence=analysis.confidence)
+        answer = learned.fallback(analysis, rule_category=analysis.category, rule_confidence=analysis.confidence,
+                                  model=learned.named_model(tagging.learned_model))
         if answer is not None:
             category = CATEGORIES[answer.category]
             analysis = dataclasses.replace(

@@ -276,7 +276,7 @@ def _heldout_figures():
     }
 
 
-# Measured once on 2026-11-23 with infra.INFRA_VERSION "1" (rules frozen before the run): 19/23 infrastructure
+# Measured once on 2026-11-23 with infra.INFRA_V1 (rules frozen before the run): 19/23 infrastructure
 # failures detected, all 19 in the expected category; 8/9 look-alikes kept; all hosts found in 7/9 cases.
 # Below the issue's targets, so expected to fail until rules improve from new dev evidence (never from these).
 @pytest.mark.xfail(reason="held-out figures below issue #15's targets (see comment above)", strict=False)
