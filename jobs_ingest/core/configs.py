@@ -110,6 +110,19 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         learned_fallback=True,
         frameworks=True,
     ),
+    TaggingConfig(
+        id="tagging:2026-11d",
+        changelog="Infrastructure rules version 2 (infra.INFRA_V2), from a second development set sampled in plain "
+                  "words (tests/fixtures/infra2): CUDA error-containment and Fabric Manager errors (GPU hardware), "
+                  "Ray's newer node-died text, NCCL InfiniBand async events and unhandled CUDA errors (collective, "
+                  "low), c10d socket wait timeouts, fsspec timeouts and failed checkpoint writes (storage).",
+        tagger_version="5+infra2+ml1",
+        tag=tagger.RULES_V5.tag,
+        infrastructure=True,
+        infra_rules=infra.INFRA_V2,
+        learned_fallback=True,
+        frameworks=True,
+    ),
 )
 
 

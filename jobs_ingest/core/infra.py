@@ -322,4 +322,38 @@ class InfraRules:
 
 
 INFRA_V1 = InfraRules("1", _RULES, _KEYWORDS, _LOOKALIKES, _PROGRAM_EXCEPTION)
-detect = INFRA_V1.detect
+
+# ------------------------------------------------------------------------------------------ version 2
+# From the second development set (tests/fixtures/infra2, sampled with plain-language queries): texts the
+# first rules did not know, each written from its producer's own wording, not from one sample.
+_RULES_V2_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    # CUDA driver/runtime error 910 (CUDA_ERROR_CONTAINED / cudaErrorContained): "an exception occurred on the
+    # device that is now contained by the GPU's error containment capability" (NVLink peer access, hardware).
+    ("infra.cuda_error_contained", "gpu_hardware", 0.8, r"\bCUDA_ERROR_CONTAINED\b|\bcudaErrorContained\b"),
+    # The node's NVSwitch fabric is not up: NCCL's NVLS bind failure text, and CUDA error 802
+    # (cudaErrorSystemNotReady, "system not yet initialized": a driver daemon such as the Fabric Manager is down).
+    ("infra.fabric_manager", "gpu_hardware", 0.8,
+     r"error in the Fabric Manager or NVSwitches|\bcudaErrorSystemNotReady\b|CUDA_ERROR_SYSTEM_NOT_READY"
+     r"|system not yet initialized"),
+    # Ray: "The actor is dead because its node has died." (newer wording of the rule in version 1).
+    ("infra.ray_node_died_v2", "node_lost", 0.85, r"\bis dead because its node has died"),
+    # NCCL net_ib: "NET/IB : %s:%d Got async event : %s" with the verbs event (port error, device fatal error).
+    ("infra.nccl_ib_async_event", "collective_communication", 0.8, r"NET/IB ?: ?(?:\S+ )?Got async event"),
+    # ncclGetErrorString(ncclUnhandledCudaError): a CUDA call inside NCCL failed (driver, P2P/NVLink); low,
+    # and a CUDA out-of-memory or device-side assert beside it keeps the program's own failure (look-alikes).
+    ("infra.nccl_unhandled_cuda_error", "collective_communication", 0.6, r"\bunhandled cuda error\b|\bncclUnhandledCudaError\b"),
+    # c10d socket.cpp: "waitForInput: socket %s timed out after %dms" (a peer or the store went silent).
+    ("infra.c10d_socket_wait_timeout", "network_rendezvous", 0.75, r"waitForInput: socket .{0,300} timed out after"),
+    # fsspec.exceptions.FSTimeoutError: a remote filesystem (S3, GCS, HTTP) call timed out.
+    ("infra.fsspec_timeout", "storage", 0.8, r"\bFSTimeoutError\b"),
+    # torch.save's writer (caffe2/serialize/inline_container.cc): "PytorchStreamWriter failed writing file
+    # ...: file write failed", a short fwrite: the disk filled or the mount failed under the job.
+    ("infra.checkpoint_write_failed", "storage", 0.7, r"PytorchStreamWriter failed writing file .{0,200}file write failed"),
+]]
+_KEYWORDS_V2 = _KEYWORDS + ("cuda_error_contained", "cudaerrorcontained", "fabric manager", "systemnotready",
+                            "system_not_ready", "system not yet initialized", "because its node", "got async event",
+                            "unhandled cuda error", "ncclunhandledcudaerror", "waitforinput", "fstimeouterror",
+                            "file write failed")
+INFRA_V2 = InfraRules("2", _RULES + _RULES_V2_ADDED, _KEYWORDS_V2, _LOOKALIKES, _PROGRAM_EXCEPTION)
+
+detect = INFRA_V1.detect  # the first released set; a tagging config names the set it uses

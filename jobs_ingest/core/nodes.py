@@ -101,6 +101,8 @@ _NAMED = [re.compile(p) for p in [
     # torch.distributed.elastic names a rendezvous participant "hostname_pid_localid".
     r"\bThe node '(" + _HOST + r")_\d+_\d+'",
     r"^\w{3} +\d{1,2} \d\d:\d\d:\d\d (" + _HOST + r") kernel:",
+    # Open MPI's per-process prefix "[%s:%05d]" (opal/util/stacktrace.c: "[host:pid] *** Process received signal ***").
+    r"^\[(" + _HOST + r"):\d+\] ",
 ]]
 # Where a scheduler records the nodes it gave the job, on any line: slurmctld "Allocate JobId=n
 # NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n".

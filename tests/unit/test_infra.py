@@ -10,26 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from jobs_ingest.core import infra, taxonomy
-from jobs_ingest.core.infra import CATEGORIES, INFRASTRUCTURE, detect, is_platform_fault
+from jobs_ingest.core import configs, infra, taxonomy
+from jobs_ingest.core.infra import CATEGORIES, INFRA_V1, INFRA_V2, INFRASTRUCTURE, detect, is_platform_fault
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
+FIXTURES2 = FIXTURES.with_name("infra2")   # the second development set (all dev), sampled in plain words
 
 
-def _cases(split):
-    path = FIXTURES / "cases.jsonl"
+def _cases(split, folder=FIXTURES):
+    path = folder / "cases.jsonl"
     if not path.exists():
         return []
     cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [c for c in cases if c.get("split") == split]
+    return [{**c, "folder": folder} for c in cases if c.get("split") == split]
 
 
 def _lines(case):
-    return (FIXTURES / case["file"]).read_text(errors="replace").splitlines()
+    return (case["folder"] / case["file"]).read_text(errors="replace").splitlines()
 
 
-def _detect_case(case):
-    return detect(_lines(case), exit_code=case.get("exit_code"), scheduler_state=case.get("scheduler_state"))
+def _detect_case(case, rules=INFRA_V1):
+    return rules.detect(_lines(case), exit_code=case.get("exit_code"), scheduler_state=case.get("scheduler_state"))
 
 
 # --- The categories as data ---------------------------------------------------------------------
@@ -114,6 +115,40 @@ def test_detects_the_public_formats(lines, category, rule):
     assert found.dimension == INFRASTRUCTURE and found.fault == "platform"
     assert found.retry_advice == CATEGORIES[category].retry_advice
     assert found.evidence == (["step 100 loss 2.31"] + lines)[found.evidence_index].strip()
+
+
+@pytest.mark.parametrize("line, category, rule", [
+    ("RuntimeError: CUDA driver error: CUDA_ERROR_CONTAINED: Invalid memory access of peer GPU memory over nvlink",
+     "gpu_hardware", "infra.cuda_error_contained"),
+    ("Failed to bind NVLink SHARP (NVLS) Multicast memory. This is usually caused by a system or configuration error "
+     "in the Fabric Manager or NVSwitches.", "gpu_hardware", "infra.fabric_manager"),
+    ("RuntimeError: CUDA error: system not yet initialized", "gpu_hardware", "infra.fabric_manager"),
+    ("The actor is dead because its node has died. Node Id: 677df2a9", "node_lost", "infra.ray_node_died_v2"),
+    ("gpu-a1:1:2 [0] NCCL WARN NET/IB : mlx5_0:1 Got async event : port error", "collective_communication",
+     "infra.nccl_ib_async_event"),
+    ("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1169, unhandled cuda error, NCCL version 2.14.3",
+     "collective_communication", "infra.nccl_unhandled_cuda_error"),
+    ("[W socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, remote=[10.0.0.2]:23456) timed out after 900000ms",
+     "network_rendezvous", "infra.c10d_socket_wait_timeout"),
+    ("fsspec.exceptions.FSTimeoutError", "storage", "infra.fsspec_timeout"),
+    ("RuntimeError: [enforce fail at inline_container.cc:471] . PytorchStreamWriter failed writing file data/228: "
+     "file write failed", "storage", "infra.checkpoint_write_failed"),
+])
+def test_version_2_knows_more_producer_texts_and_version_1_is_unchanged(line, category, rule):
+    found = INFRA_V2.detect(["step 100 loss 2.31", line])
+    assert found is not None and (found.category, found.rule) == (category, rule)
+    assert INFRA_V1.detect(["step 100 loss 2.31", line]) is None   # a released set never changes
+
+
+def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
+    for program in ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+                    "RuntimeError: CUDA error: device-side assert triggered"):
+        assert INFRA_V2.detect([program, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1169, unhandled cuda error"]) is None
+
+
+def test_the_newest_tagging_config_uses_the_newest_infrastructure_rules():
+    assert configs.tagging_config().infra_rules is INFRA_V2
+    assert configs.tagging_config("tagging:2026-11c").infra_rules is INFRA_V1
 
 
 def test_finding_names_the_hosts_of_its_failure_lines():
@@ -243,9 +278,28 @@ def _expect(case):
     return pytest.param(case, id=case["file"], marks=pytest.mark.xfail(reason=reason, strict=True) if reason else ())
 
 
-@pytest.mark.parametrize("case", [_expect(c) for c in _cases("dev")])
-def test_dev_fixture(case):
-    found = _detect_case(case)
+# The second set, with version 2 (written from its misses under version 1: 23/37 right, 16/30 infrastructure
+# failures found, 7/7 look-alikes kept, before any rule changed). What is left, and why:
+KNOWN_DEV2_MISSES = {
+    "gpu_hardware/tensorflow-18316-gpu-vanishes-cuinit-no-device.log":
+        "CUDA_ERROR_NO_DEVICE is usually CUDA_VISIBLE_DEVICES; the thread, not the log, says the GPU dropped out",
+    "gpu_hardware/cutorch-197-runtime-error-30-after-300k-steps.log":
+        "cuda runtime error (30) 'unknown error' names no cause; the maintainer's reading is in the thread",
+    "collective/flux-coral2-36-mpi-allreduce-ofi-address-in-use.log":
+        "MPI OFI 'Address already in use' at init is as often a launch mistake as a fabric fault",
+    "node_loss/xgboost-11472-ci-operation-canceled-spot.log":
+        "a CI runner's 'The operation was canceled'; the spot reclaim is known only from the thread",
+    "storage/open-images-16-s3-sync-read-timeout.log":
+        "a bare 'The read operation timed out' does not say what was being read",
+}
+
+
+def _expect2(case):
+    reason = KNOWN_DEV2_MISSES.get(case["file"])
+    return pytest.param(case, id=case["file"], marks=pytest.mark.xfail(reason=reason, strict=True) if reason else ())
+
+
+def _assert_finding(case, found):
     if case["expected_dimension"] == INFRASTRUCTURE:
         assert found is not None, "infrastructure failure not detected"
         assert found.retry_advice.startswith("retry")
@@ -254,11 +308,22 @@ def test_dev_fixture(case):
         assert found is None, f"look-alike detected as {found.category} by {found.rule}: {found.evidence}"
 
 
-def _heldout_figures():
+@pytest.mark.parametrize("rules", [INFRA_V1, INFRA_V2], ids=["v1", "v2"])
+@pytest.mark.parametrize("case", [_expect(c) for c in _cases("dev")])
+def test_dev_fixture(case, rules):
+    _assert_finding(case, _detect_case(case, rules))
+
+
+@pytest.mark.parametrize("case", [_expect2(c) for c in _cases("dev", FIXTURES2)])
+def test_second_dev_set_with_version_2(case):
+    _assert_finding(case, _detect_case(case, INFRA_V2))
+
+
+def _heldout_figures(rules):
     cases = _cases("heldout")
     infra_cases = [c for c in cases if c["expected_dimension"] == INFRASTRUCTURE]
     lookalikes = [c for c in cases if c["expected_dimension"] != INFRASTRUCTURE]
-    findings = {c["file"]: _detect_case(c) for c in cases}
+    findings = {c["file"]: _detect_case(c, rules) for c in cases}
     infra_ok = [c for c in infra_cases if findings[c["file"]] and findings[c["file"]].retry_advice.startswith("retry")]
     category_ok = [c for c in infra_ok if findings[c["file"]].category == c["expected_category_hint"]]
     kept = [c for c in lookalikes if findings[c["file"]] is None]
@@ -278,13 +343,15 @@ def _heldout_figures():
 
 # Measured once on 2026-11-23 with infra.INFRA_V1 (rules frozen before the run): 19/23 infrastructure
 # failures detected, all 19 in the expected category; 8/9 look-alikes kept; all hosts found in 7/9 cases.
+# Measured once on 2026-11-25 with infra.INFRA_V2 (frozen after the second dev set, before the run): 19/23
+# detected, all in the expected category; 7/9 look-alikes kept; all hosts found in 7/9 cases.
 # Below the issue's targets, so expected to fail until rules improve from new dev evidence (never from these).
 @pytest.mark.xfail(reason="held-out figures below issue #15's targets (see comment above)", strict=False)
 @pytest.mark.skipif(not _cases("heldout"), reason="no held-out fixtures")
 def test_heldout_measurement_against_issue_targets():
     """The held-out slice, measured once and never tuned on: issue #15's targets (>= 90% in the right
     dimension with retry advice, >= 95% of look-alikes kept, every host found). Figures are printed."""
-    figures = _heldout_figures()
+    figures = _heldout_figures(configs.tagging_config().infra_rules)
     print("\nHELD-OUT FIGURES", json.dumps(figures, indent=1))
     detected, infra_total = figures["infrastructure_detected"]
     kept, lookalike_total = figures["lookalikes_kept_as_program"]
