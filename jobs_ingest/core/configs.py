@@ -41,6 +41,7 @@ class TaggingConfig:
     learned_fallback: bool = False                     # learned.fallback answers what the rules leave unclassified
     learned_model: str = "learned_model.json"          # its artefact (jobs_ingest/core/), one file per release
     frameworks: bool = False                           # frameworks.py: TF root errors, launcher signals, cut logs
+    native_traces: bool = False                        # a native backtrace's frames are skipped when last lines are read
 
 
 class UnknownConfig(ValueError):
@@ -116,12 +117,13 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
                   "words (tests/fixtures/infra2): CUDA error-containment and Fabric Manager errors (GPU hardware), "
                   "Ray's newer node-died text, NCCL InfiniBand async events and unhandled CUDA errors (collective, "
                   "low), c10d socket wait timeouts, fsspec timeouts and failed checkpoint writes (storage).",
-        tagger_version="5+infra2+ml1",
-        tag=tagger.RULES_V5.tag,
+        tagger_version="6+infra2+ml1",
+        tag=tagger.RULES_V6.tag,
         infrastructure=True,
         infra_rules=infra.INFRA_V2,
         learned_fallback=True,
         frameworks=True,
+        native_traces=True,
     ),
 )
 

@@ -149,6 +149,9 @@ def launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable):
 
 # --- logs that end inside a traceback ---------------------------------------------------------------
 _MAX_TRUNCATED_SCAN = 400
+# A native backtrace after a framework's fatal message says where, not why: MXNet/dmlc "Stack trace returned
+# 10 entries:" / "Stack trace:" and "[bt] (0) lib.so(...)", gdb/glibc "#3  0x7f...", c10's "frame #3: ...".
+NATIVE_FRAME = re.compile(r"\[bt\] \(\d+\)|Stack trace(?: returned \d+ entries)?:\s*$|^\s*#\d+\s+0x[0-9a-fA-F]+|^\s*frame #\d+: ")
 
 
 def _frame_of(body: str) -> Frame | None:
@@ -191,9 +194,10 @@ def truncated_traceback(lines: list[str]) -> LogFailure | None:
     return LogFailure("", message, offset + last, offset + header, frames, kind="truncated")
 
 
-def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable):
+def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable, skip_native: bool = False):
     """Judge a truncated traceback: the error context before it, then the deepest frame's code. A
-    launcher's frame (raise ChildFailedError / CalledProcessError) reads the exit code before it."""
+    launcher's frame (raise ChildFailedError / CalledProcessError) reads the exit code before it.
+    With `skip_native`, a native backtrace between the error and the traceback does not hide the error."""
     deepest = failure.frames[-1]
     code_line = deepest.code or ""
     if re.search(r"raise (?:\w+\.)*(?:ChildFailedError|CalledProcessError|ProcessExitedException|ProcessRaisedException)",
@@ -205,7 +209,11 @@ def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls:
                            launched.evidence + "; the log ends inside the launcher's traceback")
         return tag_cls("unclassified", 0.2, "unclassified.truncated_launcher",
                        f"the log ends inside the launcher's traceback ({deepest.describe()}); the child's error is not in the log")
-    context = [line for line in lines[max(0, failure.start_index - 8):failure.start_index] if line.strip()]
+    if skip_native:
+        before = lines[max(0, failure.start_index - _MAX_TRUNCATED_SCAN):failure.start_index]
+        context = [line for line in before if line.strip() and not NATIVE_FRAME.search(line)][-8:]
+    else:
+        context = [line for line in lines[max(0, failure.start_index - 8):failure.start_index] if line.strip()]
     for line in reversed(context):
         guess = tag("", strip_prefixes(line)[0].strip())
         if guess.specific:

@@ -54,8 +54,8 @@ _KILL_SIGNALS = {"9", "SIGKILL", "KILL"}
 # when the scheduler says the process was killed.
 _FAR_FROM_END = 200
 _CHAIN_OVERRIDES_BELOW = 0.8
-_TAIL_GUESS_LINES = 3
-_TRUNCATED_CONTEXT = 8  # lines before a cut traceback that may hold the error it raises  # a log without a parsed failure: how many last lines a rule may read
+_TAIL_GUESS_LINES = 3  # a log without a parsed failure: how many last lines a rule may read
+_TRUNCATED_CONTEXT = 8  # lines before a cut traceback that may hold the error it raises
 
 
 def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int | None = None,
@@ -183,7 +183,7 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
 
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
     if terminal.kind == "truncated":
-        tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag)
+        tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_native=tagging.native_traces)
     elif tagging.frameworks:
         tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
     else:
@@ -272,7 +272,9 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         # Logs cut short (a quoted excerpt, a truncated upload) often end on the line that names the
         # problem without an exception line: let a specific message rule read the last lines, with
         # a confidence that says it is a guess.
-        for index in [i for i, line in enumerate(lines) if line.strip()][-_TAIL_GUESS_LINES:][::-1]:
+        said = [i for i, line in enumerate(lines)
+                if line.strip() and not (tagging.native_traces and frameworks.NATIVE_FRAME.search(line))]
+        for index in said[-_TAIL_GUESS_LINES:][::-1]:
             guess = tagging.tag("", lines[index].strip())
             if guess.specific:
                 category, rule, evidence_index = guess.category, guess.rule + ".unparsed_tail", index

@@ -422,3 +422,29 @@ class RuleSetV5(RuleSet):
 
 
 RULES_V5 = RuleSetV5("5", FRAMEWORK_RULES + _without(MESSAGE_RULES, _V5_DROPPED), TYPE_DEFAULTS_V5)
+
+
+# ------------------------------------------------------------------------------------------ version 6
+# Tagging config "tagging:2026-11d". From a third development set sampled by repository and framework
+# (bench/devset/issues3); each rule from the producer's own message text, never from one sample's wording.
+RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # The shell's and the C runtime's report of a fatal signal, alone (no error printed before it): the native
+    # code crashed and the log cannot say why. Said plainly, so no model guesses a category for it.
+    ("unclassified.native_crash", "unclassified", 0.3,
+     r"^Fatal: (?:Segmentation fault|Bus error|Illegal instruction)\b|^(?:Segmentation fault|Bus error|Illegal instruction)"
+     r"(?: \(core dumped\))?:?\s*\d*\s*$"),
+    # SIGFPE ("Floating point exception", bash's strsignal text): on Linux with floating-point traps masked,
+    # as NumPy, PyTorch and TF leave them, it is an integer division by zero (or INT_MIN / -1) in native code.
+    ("division_by_zero.sigfpe", "division_by_zero", 0.7, r"^(?:Fatal: )?Floating point exception\b|\bSIGFPE\b"),
+    # No kernel for this op on this device or dtype: MXNet's imperative dispatcher ("Operator %s cannot be run;
+    # requires at least one of FCompute<xpu>, NDArrayFunction, FCreateOperator be registered"), TF's kernel
+    # registry ("No OpKernel was registered to support Op", "No registered '%s' OpKernel for '%s' devices"),
+    # as PyTorch's "Could not run '...' with arguments from the '...' backend" is already not_implemented.
+    ("not_implemented.no_kernel", "not_implemented", 0.9,
+     r"cannot be run; requires at least one of FCompute|No OpKernel was registered to support Op"
+     r"|No registered '[\w>]+' OpKernel for"),
+    # Windows loader errors (winerror.h): 126 ERROR_MOD_NOT_FOUND "The specified module could not be found",
+    # 127 ERROR_PROC_NOT_FOUND; raised as OSError by ctypes / torch when a DLL or its dependency is missing.
+    ("library_not_found.windows_dll", "library_not_found", 0.9, r"\[WinError 12[67]\]"),
+]]
+RULES_V6 = RuleSetV5("6", RULES_V6_ADDED + FRAMEWORK_RULES + _without(MESSAGE_RULES, _V5_DROPPED), TYPE_DEFAULTS_V5)

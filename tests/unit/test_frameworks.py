@@ -227,3 +227,49 @@ def test_dev_fixture(case):
         pytest.xfail(KNOWN_MISSES[case["id"]])
     a = analyse_text((FIXTURES / case["file"]).read_text())
     assert a.category == case["category"], (a.rule, a.evidence)
+
+
+# --- tagging:2026-11d: rules version 6 and native backtraces -------------------------------------------
+
+DMLC_FATAL = ("[06:58:53] /home/travis/build/dmlc/mxnet-distro/mxnet-build/dmlc-core/include/dmlc/logging.h:308: "
+              "[06:58:53] src/storage/storage.cc:113: {message}\n\nStack trace returned 10 entries:\n"
+              + "".join(f"[bt] ({i}) /env/lib/python3.6/site-packages/mxnet/libmxnet.so(+0x{i}c78bc) [0x7fabe50668bc]\n"
+                        for i in range(10)))
+
+
+def test_a_fatal_framework_message_before_a_native_backtrace_is_read():
+    log = "step 10 loss 2.1\n" + DMLC_FATAL.format(message="Compile with USE_CUDA=1 to enable GPU usage")
+    a = analyse_text(log)
+    assert (a.category, a.rule) == ("library_not_found", "library_not_found.no_gpu_build.unparsed_tail")
+    assert "USE_CUDA=1" in a.failure_line
+    assert analyse_text(log, tagging_config="tagging:2026-11c").category == "unclassified"   # released: unchanged
+
+
+def test_a_cut_traceback_after_a_native_backtrace_is_judged_by_the_error_before_both():
+    log = (DMLC_FATAL.format(message="Operator _zeros cannot be run; requires at least one of FCompute<xpu>, "
+                                     "NDArrayFunction, FCreateOperator be registered")
+           + '\nTraceback (most recent call last):\n  File "detect.py", line 116, in <module>\n    x = nd.zeros((2, 2), ctx=mx.gpu())\n')
+    a = analyse_text(log)
+    assert (a.category, a.rule) == ("not_implemented", "not_implemented.no_kernel.truncated")
+
+
+@pytest.mark.parametrize("log, category, rule", [
+    ("Segmentation fault: 11\nStack trace:\n  [bt] (0) /x/libmxnet.so(+0x2981500) [0x7f16104ba500]\n",
+     "unclassified", "unclassified.native_crash"),
+    ("epoch 1\nFloating point exception (core dumped)\n", "division_by_zero", "division_by_zero.sigfpe.unparsed_tail"),
+    ("OSError: [WinError 126] The specified module could not be found. Error loading \"c10.dll\"\n",
+     "library_not_found", "library_not_found.windows_dll"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: No OpKernel was registered to support Op "
+     "'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: [reduction=\"sum\"]\n",
+     "not_implemented", "not_implemented.no_kernel"),
+])
+def test_rules_version_6(log, category, rule):
+    a = analyse_text(log)
+    assert (a.category, a.rule) == (category, rule)
+
+
+def test_a_bare_native_crash_is_said_plainly_and_no_model_guesses():
+    a = analyse_text("Segmentation fault: 11\n")
+    assert (a.category, a.rule) == ("unclassified", "unclassified.native_crash")
+    assert not analyse_text("Segmentation fault: 11\n", tagging_config="tagging:2026-11c").rule.startswith(
+        "unclassified.native")
