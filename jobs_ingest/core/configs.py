@@ -113,10 +113,13 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
     ),
     TaggingConfig(
         id="tagging:2026-11d",
-        changelog="Infrastructure rules version 2 (infra.INFRA_V2), from a second development set sampled in plain "
-                  "words (tests/fixtures/infra2): CUDA error-containment and Fabric Manager errors (GPU hardware), "
-                  "Ray's newer node-died text, NCCL InfiniBand async events and unhandled CUDA errors (collective, "
-                  "low), c10d socket wait timeouts, fsspec timeouts and failed checkpoint writes (storage).",
+        changelog="Rules version 6 and infrastructure rules version 2, from new development sets sampled by repository "
+                  "and framework (bench/devset/issues3) and in plain words (tests/fixtures/infra2). Rules: a bare native "
+                  "crash said plainly, SIGFPE as division by zero, no kernel for an op on a device as not_implemented, "
+                  "Windows DLL errors; a native backtrace after a fatal message no longer hides it. Platform: CUDA "
+                  "error containment and Fabric Manager errors, Ray's newer node-died text, NCCL InfiniBand async "
+                  "events and unhandled CUDA errors (low), c10d socket wait timeouts, fsspec timeouts, failed "
+                  "checkpoint writes.",
         tagger_version="6+infra2+ml1",
         tag=tagger.RULES_V6.tag,
         infrastructure=True,
