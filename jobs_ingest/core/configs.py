@@ -42,6 +42,7 @@ class TaggingConfig:
     learned_model: str = "learned_model.json"          # its artefact (jobs_ingest/core/), one file per release
     frameworks: bool = False                           # frameworks.py: TF root errors, launcher signals, cut logs
     native_traces: bool = False                        # a native backtrace's frames are skipped when last lines are read
+    launcher_tail: bool = False                        # a log ending on a launcher's child-exit report is read by it
 
 
 class UnknownConfig(ValueError):
@@ -127,6 +128,7 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         learned_fallback=True,
         frameworks=True,
         native_traces=True,
+        launcher_tail=True,
     ),
 )
 

@@ -124,6 +124,32 @@ def is_launcher_failure(failure: LogFailure) -> bool:
 def launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable):
     """The tag a launcher's summary supports when no child error was printed, or None (no exit code)."""
     code, sig = child_exit(lines, failure.start_index - 40, failure.line_index + 60)
+    return exit_status_tag(lines, code, sig, tag_cls)
+
+
+# Tagging configs with `launcher_tail`: other wrappers' wording for a child that failed, e.g. DeepSpeed-Chat's
+# "Step 1 exited with non-zero status 1", Accelerate's "... returned non-zero exit status 1." (subprocess).
+CHILD_EXIT_WORDS = re.compile(r"exited with (?:a )?non-?zero (?:exit )?(?:status|code)(?: of)?:? (?P<code>-?\d+)", re.I)
+
+
+def launcher_tail_tag(lines: list[str], tag_cls: Callable, last: int = 5):
+    """A log whose last lines are a launcher's report of its child's exit (no error of the child printed):
+    the tag its exit code or signal supports, or None."""
+    said = [i for i, line in enumerate(lines) if line.strip()][-last:]
+    if not said:
+        return None
+    code, sig = child_exit(lines, said[0], said[-1] + 1)
+    if code is None and sig is None:
+        m = next((CHILD_EXIT_WORDS.search(lines[i]) for i in reversed(said) if CHILD_EXIT_WORDS.search(lines[i])), None)
+        if m is None:
+            return None
+        code = int(m.group("code"))
+        sig = -code if code < 0 else None
+    return exit_status_tag(lines, code, sig, tag_cls)
+
+
+def exit_status_tag(lines: list[str], code: int | None, sig: int | None, tag_cls: Callable):
+    """What a child's exit code or signal says, when its own error is not in the log; None without either."""
     if sig == 9:
         memory = memory_evidence(lines)
         if memory:

@@ -203,6 +203,11 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         # A launcher's summary with no child error printed: its exit code or signal, said plainly.
         if frameworks.is_launcher_failure(terminal) and (not tag.specific or tag.rule == "cpu_oom.oom_killed"):
             tag = frameworks.launcher_tag(lines, terminal, Tag) or tag
+        if tagging.launcher_tail and not tag.specific and not frameworks.is_launcher_failure(terminal):
+            m = frameworks.CHILD_EXIT_WORDS.search(terminal.message or "")
+            if m:   # another wrapper's words for a failed child: its exit status, said plainly
+                code = int(m.group("code"))
+                tag = frameworks.exit_status_tag(lines, code, -code if code < 0 else None, Tag) or tag
     elif terminal.is_wrapper and not tag.specific and root_cause_exit_code(lines, terminal.line_index) == -9:
         tag = Tag("cpu_oom", 0.8, "cpu_oom.child_sigkill", terminal.message.splitlines()[0] if terminal.message else "")
 
@@ -281,6 +286,10 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
                 confidence = round(min(0.6, guess.confidence - 0.3), 2)
                 message = lines[index].strip()
                 break
+        else:
+            launched = frameworks.launcher_tail_tag(lines, Tag) if tagging.launcher_tail else None
+            if launched is not None:   # the log ends on a launcher's report of its child's exit
+                category, confidence, rule, message = launched.category, launched.confidence, launched.rule, launched.evidence
     signature_text = message
     if grouping.tail_fingerprint and rule in (_NO_FAILURE_RULE, _KILLED_RULE):
         # Not one shared "no failure" signature: the log's own last words tell such failures apart.

@@ -443,6 +443,9 @@ RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     ("not_implemented.no_kernel", "not_implemented", 0.9,
      r"cannot be run; requires at least one of FCompute|No OpKernel was registered to support Op"
      r"|No registered '[\w>]+' OpKernel for"),
+    # TF's assign kernel (core/kernels/assign_op.h): "Assign requires shapes of both tensors to match. lhs shape= [4]
+    # rhs shape= [2]", met when a checkpoint or a value is assigned to a variable of another shape.
+    ("tensor_mismatch.tf_assign", "tensor_mismatch", 0.93, r"Assign requires shapes of both tensors to match"),
     # Windows loader errors (winerror.h): 126 ERROR_MOD_NOT_FOUND "The specified module could not be found",
     # 127 ERROR_PROC_NOT_FOUND; raised as OSError by ctypes / torch when a DLL or its dependency is missing.
     ("library_not_found.windows_dll", "library_not_found", 0.9, r"\[WinError 12[67]\]"),

@@ -273,3 +273,24 @@ def test_a_bare_native_crash_is_said_plainly_and_no_model_guesses():
     assert (a.category, a.rule) == ("unclassified", "unclassified.native_crash")
     assert not analyse_text("Segmentation fault: 11\n", tagging_config="tagging:2026-11c").rule.startswith(
         "unclassified.native")
+
+
+@pytest.mark.parametrize("log, category, rule", [
+    ("[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266\n"
+     "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', "
+     "'--local_rank=0'] exits with return code = -9\n", "cpu_oom", "cpu_oom.signal_sigkill"),
+    ("WARNING:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -11) local_rank: 0 (pid: 77) of binary: "
+     "/usr/bin/python3\n", "unclassified", "unclassified.signal_sigsegv"),
+])
+def test_a_log_ending_on_a_launchers_exit_report_is_read_by_it(log, category, rule):
+    a = analyse_text(log)
+    assert (a.category, a.rule) == (category, rule)
+    assert analyse_text(log, tagging_config="tagging:2026-11c").rule == "unclassified.no_failure_in_log"
+
+
+def test_another_wrappers_words_for_a_failed_child_give_its_exit_status_not_a_guess():
+    log = ('Traceback (most recent call last):\n  File "train.py", line 175, in launch_cmd\n    raise RuntimeError(msg)\n'
+           "RuntimeError: Step 1 exited with non-zero status 1\n")
+    a = analyse_text(log)
+    assert (a.category, a.rule) == ("unclassified", "unclassified.child_exit_code")
+    assert "code 1" in a.evidence
