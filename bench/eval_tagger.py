@@ -130,7 +130,7 @@ def evaluate(files: list[Path], python: str, configs: tuple[str, ...] = ()) -> d
     rows = []  # (file label, record, output)
     timings = {}
     for path in files:
-        label = path.name if path.parent.name != "issues" else f"issues/{path.name}"
+        label = path.name if path.parent == DEVSET else f"{path.parent.name}/{path.name}"
         records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         records = [r for r in records if "category" in r and "log" in r]
         print(f"{label}: {len(records)} labelled logs", file=sys.stderr, flush=True)
