@@ -41,19 +41,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=Path, default=HERE / "cases.jsonl")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--tagging-config", default=None, help="a released tagging config (default: the newest)")
+    parser.add_argument("--predictions", type=Path, default=HERE / "predictions.jsonl")
     args = parser.parse_args()
 
     cases = [json.loads(line) for line in args.cases.open(encoding="utf-8")]
     rows = []
     for case in cases:
-        a = analyse_text(case["log"])
+        a = analyse_text(case["log"], tagging_config=args.tagging_config)
         rows.append({"id": case["id"], "framework": case["framework"], "label": case["category"],
                      "predicted": a.category, "right": a.category == case["category"],
                      "label_dimension": CATEGORIES[case["category"]].dimension, "dimension": a.dimension,
                      "confidence": a.confidence, "rule": a.rule, "reason_group": case["reason_group"],
                      "fingerprint": a.fingerprint, "cluster": a.cluster, "cluster_message": a.cluster_message,
                      "grouping_config": a.grouping_config, "tagging_config": a.tagging_config})
-    with (HERE / "predictions.jsonl").open("w", encoding="utf-8") as out:
+    with args.predictions.open("w", encoding="utf-8") as out:
         for row in rows:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
 

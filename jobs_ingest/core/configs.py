@@ -41,7 +41,7 @@ class TaggingConfig:
     learned_fallback: bool = False                     # learned.fallback answers what the rules leave unclassified
     learned_model: str = "learned_model.json"          # its artefact (jobs_ingest/core/), one file per release
     frameworks: bool = False                           # frameworks.py: TF root errors, launcher signals, cut logs
-    native_traces: bool = False                        # a native backtrace's frames are skipped when last lines are read
+    location_traces: bool = False                      # native backtraces, TF op traces skipped when last lines are read
     launcher_tail: bool = False                        # a log ending on a launcher's child-exit report is read by it
 
 
@@ -127,7 +127,7 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         infra_rules=infra.INFRA_V2,
         learned_fallback=True,
         frameworks=True,
-        native_traces=True,
+        location_traces=True,
         launcher_tail=True,
     ),
 )

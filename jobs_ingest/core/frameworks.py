@@ -178,6 +178,25 @@ _MAX_TRUNCATED_SCAN = 400
 # A native backtrace after a framework's fatal message says where, not why: MXNet/dmlc "Stack trace returned
 # 10 entries:" / "Stack trace:" and "[bt] (0) lib.so(...)", gdb/glibc "#3  0x7f...", c10's "frame #3: ...".
 NATIVE_FRAME = re.compile(r"\[bt\] \(\d+\)|Stack trace(?: returned \d+ entries)?:\s*$|^\s*#\d+\s+0x[0-9a-fA-F]+|^\s*frame #\d+: ")
+# TF 1.x appends where the failing op was created (python/framework/errors_impl.py, ops.py): "Original stack
+# trace for 'save/RestoreV2':" and Python-style frames, after the error; and names the node: "[[node x (defined
+# at ...) ]]", "[[{{node x}}]]". Neither is the error.
+_TF_OP_TRACE = re.compile(r"^\s*Original stack trace for '[^']*':\s*$")
+_TF_NODE = re.compile(r"^\s*\[\[(?:\{\{)?node ")
+
+
+def said_lines(lines: list[str]) -> list[int]:
+    """Indexes of the lines that say something about the failure: not blank, not a native backtrace's frame,
+    not TF's node annotations, and not a trailing TF op-creation trace (its frames say where, not why)."""
+    end = len(lines)
+    for k in range(len(lines) - 1, max(-1, len(lines) - _MAX_TRUNCATED_SCAN - 1), -1):
+        if _TF_OP_TRACE.match(lines[k]):
+            after = [strip_prefixes(line)[0] for line in lines[k + 1:] if line.strip()]
+            if all(_frame_of(body) or body[:1] in (" ", "\t") for body in after):
+                end = k
+            break
+    return [i for i in range(end) if lines[i].strip() and not NATIVE_FRAME.search(lines[i])
+            and not _TF_NODE.match(lines[i])]
 
 
 def _frame_of(body: str) -> Frame | None:
@@ -220,10 +239,10 @@ def truncated_traceback(lines: list[str]) -> LogFailure | None:
     return LogFailure("", message, offset + last, offset + header, frames, kind="truncated")
 
 
-def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable, skip_native: bool = False):
+def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable, skip_traces: bool = False):
     """Judge a truncated traceback: the error context before it, then the deepest frame's code. A
     launcher's frame (raise ChildFailedError / CalledProcessError) reads the exit code before it.
-    With `skip_native`, a native backtrace between the error and the traceback does not hide the error."""
+    With `skip_traces`, a native backtrace between the error and the traceback does not hide the error."""
     deepest = failure.frames[-1]
     code_line = deepest.code or ""
     if re.search(r"raise (?:\w+\.)*(?:ChildFailedError|CalledProcessError|ProcessExitedException|ProcessRaisedException)",
@@ -235,9 +254,9 @@ def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls:
                            launched.evidence + "; the log ends inside the launcher's traceback")
         return tag_cls("unclassified", 0.2, "unclassified.truncated_launcher",
                        f"the log ends inside the launcher's traceback ({deepest.describe()}); the child's error is not in the log")
-    if skip_native:
-        before = lines[max(0, failure.start_index - _MAX_TRUNCATED_SCAN):failure.start_index]
-        context = [line for line in before if line.strip() and not NATIVE_FRAME.search(line)][-8:]
+    if skip_traces:
+        start = max(0, failure.start_index - _MAX_TRUNCATED_SCAN)
+        context = [lines[start + i] for i in said_lines(lines[start:failure.start_index])][-8:]
     else:
         context = [line for line in lines[max(0, failure.start_index - 8):failure.start_index] if line.strip()]
     for line in reversed(context):

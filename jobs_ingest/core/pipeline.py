@@ -183,7 +183,7 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
 
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
     if terminal.kind == "truncated":
-        tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_native=tagging.native_traces)
+        tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces)
     elif tagging.frameworks:
         tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
     else:
@@ -277,8 +277,7 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         # Logs cut short (a quoted excerpt, a truncated upload) often end on the line that names the
         # problem without an exception line: let a specific message rule read the last lines, with
         # a confidence that says it is a guess.
-        said = [i for i, line in enumerate(lines)
-                if line.strip() and not (tagging.native_traces and frameworks.NATIVE_FRAME.search(line))]
+        said = frameworks.said_lines(lines) if tagging.location_traces else [i for i, l in enumerate(lines) if l.strip()]
         for index in said[-_TAIL_GUESS_LINES:][::-1]:
             guess = tagging.tag("", lines[index].strip())
             if guess.specific:

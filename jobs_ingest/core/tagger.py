@@ -446,6 +446,31 @@ RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     # TF's assign kernel (core/kernels/assign_op.h): "Assign requires shapes of both tensors to match. lhs shape= [4]
     # rhs shape= [2]", met when a checkpoint or a value is assigned to a variable of another shape.
     ("tensor_mismatch.tf_assign", "tensor_mismatch", 0.93, r"Assign requires shapes of both tensors to match"),
+    # TF op texts (core/kernels/pack_op.cc, concat_op.cc, padded_batch_dataset_op.cc): tensors whose shapes disagree.
+    ("tensor_mismatch.tf_ops", "tensor_mismatch", 0.93,
+     r"Shapes of all inputs must match: values\[\d+\]\.shape|ConcatOp ?: ?Dimensions of inputs should match"
+     r"|Attempted to pad to a smaller size than the input element"),
+    # TF's file readers (core/lib/io, tensor_bundle): a file shorter than its index or header says: truncated.
+    ("corrupt_data.tf_short_read", "corrupt_data", 0.85, r"Read less bytes than requested"),
+    # TF on a GPU whose memory is taken: the destination tensor of a host-to-device copy could not be allocated
+    # ("Dst tensor is not initialized."), or cuBLAS could not get its workspace ("Blas SGEMM launch failed",
+    # "failed to create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED"); both are answered by freeing GPU memory.
+    ("gpu_oom.tf_gpu_memory_symptoms", "gpu_oom", 0.65,
+     r"Dst tensor is not initialized|Blas \w*GEMM launch failed|failed to create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED"),
+    # Horovod (horovod/common/util.py check_extension): "Extension horovod.tensorflow has not been built. If this is
+    # not expected, reinstall Horovod with HOROVOD_WITH_TENSORFLOW=1": the framework binding is missing.
+    ("library_not_found.horovod_extension", "library_not_found", 0.93, r"Extension [\w.]+ has not been built"),
+    # PyTorch advanced indexing (ATen IndexingUtils): "shape mismatch: indexing tensors could not be broadcast
+    # together with shapes [4], [5]": the index tensors are wrong, an indexing error (it is raised as IndexError).
+    ("illegal_index.index_tensors", "illegal_index", 0.9, r"indexing tensors could not be broadcast"),
+    # c10 Device.cpp: "Device index must not be negative" (e.g. LOCAL_RANK -1 outside a launcher): a bad argument.
+    ("illegal_argument.device_index", "illegal_argument", 0.85, r"Device index must not be negative"),
+    # Lightning's ModelCheckpoint / EarlyStopping monitor a metric the model never logs: a wrong argument
+    # ("ModelCheckpoint(monitor='x') not found in the returned metrics", newer "could not find the monitored key
+    # in the returned metrics", "Early stopping conditioned on metric `x` which is not available").
+    ("illegal_argument.lightning_monitor", "illegal_argument", 0.85,
+     r"not found in the returned metrics|could not find the monitored key in the returned metrics"
+     r"|conditioned on metric .* which is not available"),
     # Windows loader errors (winerror.h): 126 ERROR_MOD_NOT_FOUND "The specified module could not be found",
     # 127 ERROR_PROC_NOT_FOUND; raised as OSError by ctypes / torch when a DLL or its dependency is missing.
     ("library_not_found.windows_dll", "library_not_found", 0.9, r"\[WinError 12[67]\]"),

@@ -262,6 +262,19 @@ def test_a_cut_traceback_after_a_native_backtrace_is_judged_by_the_error_before_
     ("tensorflow.python.framework.errors_impl.InvalidArgumentError: No OpKernel was registered to support Op "
      "'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: [reduction=\"sum\"]\n",
      "not_implemented", "not_implemented.no_kernel"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Shapes of all inputs must match: values[0].shape "
+     "= [512] != values[1].shape = [10]\n", "tensor_mismatch", "tensor_mismatch.tf_ops"),
+    ("tensorflow.python.framework.errors_impl.DataLossError: Attempted to pad to a smaller size than the input "
+     "element. [Op:IteratorGetNext]\n", "tensor_mismatch", "tensor_mismatch.tf_ops"),
+    ("tensorflow.python.framework.errors_impl.InternalError: Dst tensor is not initialized.\n", "gpu_oom",
+     "gpu_oom.tf_gpu_memory_symptoms"),
+    ("ImportError: Extension horovod.tensorflow has not been built.  If this is not expected, reinstall Horovod with "
+     "HOROVOD_WITH_TENSORFLOW=1 to debug the build error.\n", "library_not_found", "library_not_found.horovod_extension"),
+    ("IndexError: shape mismatch: indexing tensors could not be broadcast together with shapes [4], [5]\n",
+     "illegal_index", "illegal_index.index_tensors"),
+    ("RuntimeError: Device index must not be negative\n", "illegal_argument", "illegal_argument.device_index"),
+    ("pytorch_lightning.utilities.exceptions.MisconfigurationException: ModelCheckpoint(monitor='val_acc') not found "
+     "in the returned metrics: ['train_loss']\n", "illegal_argument", "illegal_argument.lightning_monitor"),
 ])
 def test_rules_version_6(log, category, rule):
     a = analyse_text(log)
@@ -294,3 +307,17 @@ def test_another_wrappers_words_for_a_failed_child_give_its_exit_status_not_a_gu
     a = analyse_text(log)
     assert (a.category, a.rule) == ("unclassified", "unclassified.child_exit_code")
     assert "code 1" in a.evidence
+
+
+def test_a_tf_op_creation_trace_after_the_error_is_not_the_error():
+    log = ("ERROR:tensorflow:Error recorded from training_loop: Restoring from checkpoint failed. Original error:\n\n"
+           "Key decoder/block_000/layer_000/SelfAttention/relative_attention_bias not found in checkpoint\n"
+           "         [[node save/RestoreV2_1 (defined at /lib/python3.6/site-packages/tensorflow_core/python/framework/"
+           "ops.py:1748) ]]\n\nOriginal stack trace for 'save/RestoreV2_1':\n"
+           '  File "/bin/t5_mesh_transformer", line 8, in <module>\n    sys.exit(console_entry_point())\n'
+           '  File "/lib/python3.6/site-packages/t5/models/mesh_transformer_main.py", line 212, in main\n'
+           "    model_dir=FLAGS.model_dir)\n")
+    a = analyse_text(log)
+    assert (a.category, a.rule) == ("tensor_mismatch", "tensor_mismatch.checkpoint.unparsed_tail")
+    assert "not found in checkpoint" in a.failure_line
+    assert analyse_text(log, tagging_config="tagging:2026-11c").category == "unclassified"
