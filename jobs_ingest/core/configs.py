@@ -121,11 +121,12 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
                   "error containment and Fabric Manager errors, Ray's newer node-died text, NCCL InfiniBand async "
                   "events and unhandled CUDA errors (low), c10d socket wait timeouts, fsspec timeouts, failed "
                   "checkpoint writes.",
-        tagger_version="6+infra2+ml1",
+        tagger_version="6+infra2+ml2",
         tag=tagger.RULES_V6.tag,
         infrastructure=True,
         infra_rules=infra.INFRA_V2,
         learned_fallback=True,
+        learned_model="learned_model_ml2.json",
         frameworks=True,
         location_traces=True,
         launcher_tail=True,

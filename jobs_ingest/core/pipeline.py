@@ -138,11 +138,7 @@ def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, 
         finding = tagging.infra_rules.detect(lines, exit_code=exit_code, signal=signal)
         if finding is not None:
             return _as_infrastructure(analysis, finding, lines, line_offset, grouping)
-    # A launcher's wrapper (ChildFailedError, CalledProcessError) says nothing of the cause: no guess there.
-    # Nor where the rules said plainly why they cannot tell (a bare signal, a cut log, an empty wrapper).
-    plainly = tagging.frameworks and (analysis.rule.startswith(("unclassified.", "cpu_oom.signal_sigkill"))
-                                      and analysis.rule != "unclassified.no_rule")
-    if tagging.learned_fallback and analysis.found and not WRAPPERS.search(analysis.exception_type) and not plainly:
+    if tagging.learned_fallback and model_may_answer(analysis, tagging):
         answer = learned.fallback(analysis, rule_category=analysis.category, rule_confidence=analysis.confidence,
                                   model=learned.named_model(tagging.learned_model))
         if answer is not None:
@@ -151,6 +147,15 @@ def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, 
                 analysis, category=category.id, dimension=category.dimension, confidence=answer.probability,
                 rule=answer.rule, evidence="; ".join(answer.evidence), retry_advice=category.retry_advice)
     return dataclasses.replace(analysis, fault=fault(analysis.category))
+
+
+def model_may_answer(analysis: Analysis, tagging: TaggingConfig) -> bool:
+    """Whether the learned fallback is asked about this analysis of the rules (bench/train_learned.py asks the same).
+    A launcher's wrapper (ChildFailedError, CalledProcessError) says nothing of the cause: no guess there; nor
+    where the rules said plainly why they cannot tell (a bare signal, a cut log, an empty wrapper)."""
+    plainly = tagging.frameworks and (analysis.rule.startswith(("unclassified.", "cpu_oom.signal_sigkill"))
+                                      and analysis.rule != "unclassified.no_rule")
+    return analysis.found and not WRAPPERS.search(analysis.exception_type) and not plainly
 
 
 def _as_infrastructure(analysis: Analysis, finding: infra.InfraFinding, lines: list[str], line_offset: int,

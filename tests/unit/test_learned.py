@@ -12,7 +12,7 @@ if str(ROOT) not in sys.path:
 
 import pytest  # noqa: E402
 
-from jobs_ingest.core import analyse_text, learned  # noqa: E402
+from jobs_ingest.core import analyse_text, configs, learned, taxonomy  # noqa: E402
 
 CUDA_OOM = ("Traceback (most recent call last):\n  File \"train.py\", line 88, in main\n    loss.backward()\n"
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total)\n")
@@ -140,3 +140,19 @@ def test_pure_python_equals_sklearn_and_training_is_deterministic():
     again = trainer.model_from_sklearn(*trainer.fit([feats[i] for i in train], [labels[i] for i in train],
                                                     trainer.MODEL), trainer.FEATURES, trainer.MODEL)
     assert json.dumps(again.data, sort_keys=True) == json.dumps(pure.data, sort_keys=True)
+
+
+@pytest.mark.parametrize("config", [c for c in configs.TAGGING_CONFIGS if c.learned_fallback], ids=lambda c: c.id)
+def test_each_tagging_config_names_its_own_released_artefact(config):
+    model = learned.named_model(config.learned_model)
+    assert model.version["training_logs"] > 1000
+    assert not any("heldout2" in f or "heldout3" in f or "fixtures" in f for f in model.version["training_files"])
+
+
+def test_the_newest_model_answers_for_silent_rules_only_when_more_likely_right_than_not():
+    newest = learned.named_model(configs.tagging_config().learned_model)
+    assert newest is not learned.default_model()   # a retrain is a new file; tagging:2026-11b/c keep theirs
+    assert newest.thresholds["unclassified_min_probability"] >= 0.5
+    assert "bench/devset/issues3/dev.jsonl" in newest.version["training_files"]
+    assert all(c in taxonomy.CATEGORIES and taxonomy.CATEGORIES[c].dimension != "infrastructure" for c in newest.classes
+               if c != learned.UNCLASSIFIED)
