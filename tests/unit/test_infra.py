@@ -273,8 +273,8 @@ KNOWN_DEV_MISSES = {
 }
 
 
-def _expect(case):
-    reason = KNOWN_DEV_MISSES.get(case["file"])
+def _expect(case, known=KNOWN_DEV_MISSES):
+    reason = known.get(case["file"])
     return pytest.param(case, id=case["file"], marks=pytest.mark.xfail(reason=reason, strict=True) if reason else ())
 
 
@@ -294,11 +294,6 @@ KNOWN_DEV2_MISSES = {
 }
 
 
-def _expect2(case):
-    reason = KNOWN_DEV2_MISSES.get(case["file"])
-    return pytest.param(case, id=case["file"], marks=pytest.mark.xfail(reason=reason, strict=True) if reason else ())
-
-
 def _assert_finding(case, found):
     if case["expected_dimension"] == INFRASTRUCTURE:
         assert found is not None, "infrastructure failure not detected"
@@ -314,7 +309,7 @@ def test_dev_fixture(case, rules):
     _assert_finding(case, _detect_case(case, rules))
 
 
-@pytest.mark.parametrize("case", [_expect2(c) for c in _cases("dev", FIXTURES2)])
+@pytest.mark.parametrize("case", [_expect(c, KNOWN_DEV2_MISSES) for c in _cases("dev", FIXTURES2)])
 def test_second_dev_set_with_version_2(case):
     _assert_finding(case, _detect_case(case, INFRA_V2))
 
