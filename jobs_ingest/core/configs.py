@@ -117,7 +117,9 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         changelog="Rules version 6 and infrastructure rules version 2, from new development sets sampled by repository "
                   "and framework (bench/devset/issues3) and in plain words (tests/fixtures/infra2). Rules: a bare native "
                   "crash said plainly, SIGFPE as division by zero, no kernel for an op on a device as not_implemented, "
-                  "Windows DLL errors; a native backtrace after a fatal message no longer hides it. Platform: CUDA "
+                  "Windows DLL errors, TF/Horovod/transformers/datasets/Lightning texts; a native backtrace or a TF op "
+                  "trace after a fatal message no longer hides it; a launcher's child-exit report is read by its exit "
+                  "status; the learned fallback (ml2) answers for silent rules only at probability >= 0.5. Platform: CUDA "
                   "error containment and Fabric Manager errors, Ray's newer node-died text, NCCL InfiniBand async "
                   "events and unhandled CUDA errors (low), c10d socket wait timeouts, fsspec timeouts, failed "
                   "checkpoint writes.",

@@ -471,6 +471,27 @@ RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     ("illegal_argument.lightning_monitor", "illegal_argument", 0.85,
      r"not found in the returned metrics|could not find the monitored key in the returned metrics"
      r"|conditioned on metric .* which is not available"),
+    # CUDA error 700 (cudaErrorIllegalAddress, "an illegal memory access was encountered"): a kernel read or wrote
+    # outside its memory; without a device-side assert the log cannot say why. Said plainly, not guessed.
+    ("unclassified.cuda_illegal_memory_access", "unclassified", 0.3, r"an illegal memory access was encountered"),
+    # bash's "Killed" for a SIGKILLed job, glued to the progress bar it interrupted ("1/3 [00:49<01:39]Killed").
+    ("cpu_oom.killed_after_progress", "cpu_oom", 0.75, r"[\]|]\s*Killed\s*$"),
+    # torch.multinomial (ATen Distributions): "probability tensor contains either `inf`, `nan` or element < 0":
+    # the model's outputs went non-finite.
+    ("loss_nan.probabilities", "loss_nan", 0.8, r"probability tensor contains either `inf`"),
+    # A distributed call before the process group exists, in the launchers' libraries' words (composer.utils.dist:
+    # "The world_size(8) > 1, but the distributed package is not available or has not been initialized").
+    ("framework_api_misuse.dist_not_initialized", "framework_api_misuse", 0.9,
+     r"distributed package is not available or has not been initialized"),
+    # transformers Trainer with FSDP: "Could not find the transformer layer class to wrap in the model."
+    # (fsdp_transformer_layer_cls_to_wrap names a class the model does not have): a wrong argument.
+    ("illegal_argument.fsdp_wrap_class", "illegal_argument", 0.85, r"Could not find the transformer layer class to wrap"),
+    # transformers modeling_utils.load_state_dict: torch.load failed on a weights file ("Unable to load weights
+    # from pytorch checkpoint file for ..."): a truncated download or a git-lfs pointer in its place; and
+    # datasets' DatasetGenerationError ("An error occurred while generating the dataset"): records that do not
+    # make a table.
+    ("corrupt_data.hf_files", "corrupt_data", 0.75,
+     r"Unable to load weights from pytorch checkpoint file|DatasetGenerationError"),
     # Windows loader errors (winerror.h): 126 ERROR_MOD_NOT_FOUND "The specified module could not be found",
     # 127 ERROR_PROC_NOT_FOUND; raised as OSError by ctypes / torch when a DLL or its dependency is missing.
     ("library_not_found.windows_dll", "library_not_found", 0.9, r"\[WinError 12[67]\]"),

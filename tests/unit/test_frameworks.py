@@ -275,6 +275,20 @@ def test_a_cut_traceback_after_a_native_backtrace_is_judged_by_the_error_before_
     ("RuntimeError: Device index must not be negative\n", "illegal_argument", "illegal_argument.device_index"),
     ("pytorch_lightning.utilities.exceptions.MisconfigurationException: ModelCheckpoint(monitor='val_acc') not found "
      "in the returned metrics: ['train_loss']\n", "illegal_argument", "illegal_argument.lightning_monitor"),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered\n", "unclassified",
+     "unclassified.cuda_illegal_memory_access"),
+    ("Loading checkpoint shards:  33%|███▋       | 1/3 [00:49<01:39, 49.95s/it]Killed\n", "cpu_oom",
+     "cpu_oom.killed_after_progress.unparsed_tail"),
+    ("RuntimeError: probability tensor contains either `inf`, `nan` or element < 0\n", "loss_nan",
+     "loss_nan.probabilities"),
+    ("RuntimeError: The world_size(8) > 1, but the distributed package is not available or has not been initialized.\n",
+     "framework_api_misuse", "framework_api_misuse.dist_not_initialized"),
+    ("Exception: Could not find the transformer layer class to wrap in the model.\n", "illegal_argument",
+     "illegal_argument.fsdp_wrap_class"),
+    ("OSError: Unable to load weights from pytorch checkpoint file for 'm/pytorch_model-00001-of-00002.bin' at "
+     "'m/pytorch_model-00001-of-00002.bin'.\n", "corrupt_data", "corrupt_data.hf_files"),
+    ("datasets.exceptions.DatasetGenerationError: An error occurred while generating the dataset\n", "corrupt_data",
+     "corrupt_data.hf_files"),
 ])
 def test_rules_version_6(log, category, rule):
     a = analyse_text(log)
