@@ -35,7 +35,7 @@ from jobs_ingest.core.pipeline import model_may_answer  # noqa: E402
 
 # The rules the model stands beside: the newest tagging config without its learned fallback (a "rules alone"
 # baseline that already held the previous model's answers would hide what the new one adds).
-RULES_ONLY = dataclasses.replace(configs.tagging_config(), learned_fallback=False)
+RULES_ONLY = dataclasses.replace(configs.tagging_config(), learned_model=None)
 
 DEVSET = ROOT / "bench" / "devset"
 TRAIN_FILES = [DEVSET / "notebook_crashes.jsonl", DEVSET / "programs.jsonl", DEVSET / "job_logs.jsonl",

@@ -36,10 +36,9 @@ class TaggingConfig:
     changelog: str
     tagger_version: str
     tag: Callable[..., tagger.Tag]                     # (exception type, message[, context lines]) -> Tag
-    infrastructure: bool = False                       # infra rules may claim the failure for the platform
-    infra_rules: infra.InfraRules = infra.INFRA_V1     # which released set of them
-    learned_fallback: bool = False                     # learned.fallback answers what the rules leave unclassified
-    learned_model: str = "learned_model.json"          # its artefact (jobs_ingest/core/), one file per release
+    infra_rules: infra.InfraRules | None = None        # a released set of them may claim the failure for the platform
+    learned_model: str | None = None                   # the learned fallback's artefact (jobs_ingest/core/), one file
+                                                       # per release: it answers what the rules leave unclassified
     frameworks: bool = False                           # frameworks.py: TF root errors, launcher signals, cut logs
     location_traces: bool = False                      # native backtraces, TF op traces skipped when last lines are read
     launcher_tail: bool = False                        # a log ending on a launcher's child-exit report is read by it
@@ -94,8 +93,8 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
                   "(learned.py, learned_model.json) for failures with a parsed exception that no rule knows.",
         tagger_version="4+infra1+ml1",
         tag=tagger.RULES_V4.tag,
-        infrastructure=True,
-        learned_fallback=True,
+        infra_rules=infra.INFRA_V1,
+        learned_model="learned_model.json",
     ),
     TaggingConfig(
         id="tagging:2026-11c",
@@ -108,8 +107,8 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
                   "learned fallback is not asked where a rule says plainly why it cannot tell.",
         tagger_version="5+infra1+ml1",
         tag=tagger.RULES_V5.tag,
-        infrastructure=True,
-        learned_fallback=True,
+        infra_rules=infra.INFRA_V1,
+        learned_model="learned_model.json",
         frameworks=True,
     ),
     TaggingConfig(
@@ -125,9 +124,7 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
                   "checkpoint writes.",
         tagger_version="6+infra2+ml2",
         tag=tagger.RULES_V6.tag,
-        infrastructure=True,
         infra_rules=infra.INFRA_V2,
-        learned_fallback=True,
         learned_model="learned_model_ml2.json",
         frameworks=True,
         location_traces=True,

@@ -140,12 +140,17 @@ def launcher_tail_tag(lines: list[str], tag_cls: Callable, last: int = 5):
         return None
     code, sig = child_exit(lines, said[0], said[-1] + 1)
     if code is None and sig is None:
-        m = next((CHILD_EXIT_WORDS.search(lines[i]) for i in reversed(said) if CHILD_EXIT_WORDS.search(lines[i])), None)
-        if m is None:
-            return None
-        code = int(m.group("code"))
-        sig = -code if code < 0 else None
+        return next(filter(None, (child_exit_words_tag(lines[i], lines, tag_cls) for i in reversed(said))), None)
     return exit_status_tag(lines, code, sig, tag_cls)
+
+
+def child_exit_words_tag(text: str, lines: list[str], tag_cls: Callable):
+    """The tag of the exit status in another wrapper's words for a failed child (CHILD_EXIT_WORDS), or None."""
+    m = CHILD_EXIT_WORDS.search(text)
+    if m is None:
+        return None
+    code = int(m.group("code"))
+    return exit_status_tag(lines, code, -code if code < 0 else None, tag_cls)
 
 
 def exit_status_tag(lines: list[str], code: int | None, sig: int | None, tag_cls: Callable):
@@ -185,9 +190,10 @@ _TF_OP_TRACE = re.compile(r"^\s*Original stack trace for '[^']*':\s*$")
 _TF_NODE = re.compile(r"^\s*\[\[(?:\{\{)?node ")
 
 
-def said_lines(lines: list[str]) -> list[int]:
-    """Indexes of the lines that say something about the failure: not blank, not a native backtrace's frame,
-    not TF's node annotations, and not a trailing TF op-creation trace (its frames say where, not why)."""
+def said_lines(lines: list[str], count: int) -> list[int]:
+    """Indexes of the last `count` lines that say something about the failure, in order: not blank, not a
+    native backtrace's frame, not TF's node annotations, and not in a trailing TF op-creation trace (its frames
+    say where, not why). Read from the end: only the last few are ever wanted."""
     end = len(lines)
     for k in range(len(lines) - 1, max(-1, len(lines) - _MAX_TRUNCATED_SCAN - 1), -1):
         if _TF_OP_TRACE.match(lines[k]):
@@ -195,8 +201,13 @@ def said_lines(lines: list[str]) -> list[int]:
             if all(_frame_of(body) or body[:1] in (" ", "\t") for body in after):
                 end = k
             break
-    return [i for i in range(end) if lines[i].strip() and not NATIVE_FRAME.search(lines[i])
-            and not _TF_NODE.match(lines[i])]
+    said: list[int] = []
+    for i in range(end - 1, -1, -1):
+        if len(said) == count:
+            break
+        if lines[i].strip() and not NATIVE_FRAME.search(lines[i]) and not _TF_NODE.match(lines[i]):
+            said.append(i)
+    return said[::-1]
 
 
 def _frame_of(body: str) -> Frame | None:
@@ -242,7 +253,8 @@ def truncated_traceback(lines: list[str]) -> LogFailure | None:
 def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable, skip_traces: bool = False):
     """Judge a truncated traceback: the error context before it, then the deepest frame's code. A
     launcher's frame (raise ChildFailedError / CalledProcessError) reads the exit code before it.
-    With `skip_traces`, a native backtrace between the error and the traceback does not hide the error."""
+    With `skip_traces`, a native backtrace or a TF op trace between the error and the traceback does not hide
+    the error (said_lines)."""
     deepest = failure.frames[-1]
     code_line = deepest.code or ""
     if re.search(r"raise (?:\w+\.)*(?:ChildFailedError|CalledProcessError|ProcessExitedException|ProcessRaisedException)",
@@ -256,7 +268,7 @@ def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls:
                        f"the log ends inside the launcher's traceback ({deepest.describe()}); the child's error is not in the log")
     if skip_traces:
         start = max(0, failure.start_index - _MAX_TRUNCATED_SCAN)
-        context = [lines[start + i] for i in said_lines(lines[start:failure.start_index])][-8:]
+        context = [lines[start + i] for i in said_lines(lines[start:failure.start_index], 8)]
     else:
         context = [line for line in lines[max(0, failure.start_index - 8):failure.start_index] if line.strip()]
     for line in reversed(context):

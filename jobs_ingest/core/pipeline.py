@@ -134,11 +134,11 @@ def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, 
     fallback for an exception no rule knows. The hook's NaN guard is certain and stays."""
     if analysis.rule == "loss_nan.hook_nan_guard":
         return analysis
-    if tagging.infrastructure:
+    if tagging.infra_rules is not None:
         finding = tagging.infra_rules.detect(lines, exit_code=exit_code, signal=signal)
         if finding is not None:
             return _as_infrastructure(analysis, finding, lines, line_offset, grouping)
-    if tagging.learned_fallback and model_may_answer(analysis, tagging):
+    if tagging.learned_model and model_may_answer(analysis, tagging):
         answer = learned.fallback(analysis, rule_category=analysis.category, rule_confidence=analysis.confidence,
                                   model=learned.named_model(tagging.learned_model))
         if answer is not None:
@@ -209,10 +209,8 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         if frameworks.is_launcher_failure(terminal) and (not tag.specific or tag.rule == "cpu_oom.oom_killed"):
             tag = frameworks.launcher_tag(lines, terminal, Tag) or tag
         if tagging.launcher_tail and not tag.specific and not frameworks.is_launcher_failure(terminal):
-            m = frameworks.CHILD_EXIT_WORDS.search(terminal.message or "")
-            if m:   # another wrapper's words for a failed child: its exit status, said plainly
-                code = int(m.group("code"))
-                tag = frameworks.exit_status_tag(lines, code, -code if code < 0 else None, Tag) or tag
+            # another wrapper's words for a failed child: its exit status, said plainly
+            tag = frameworks.child_exit_words_tag(terminal.message or "", lines, Tag) or tag
     elif terminal.is_wrapper and not tag.specific and root_cause_exit_code(lines, terminal.line_index) == -9:
         tag = Tag("cpu_oom", 0.8, "cpu_oom.child_sigkill", terminal.message.splitlines()[0] if terminal.message else "")
 
@@ -282,8 +280,9 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         # Logs cut short (a quoted excerpt, a truncated upload) often end on the line that names the
         # problem without an exception line: let a specific message rule read the last lines, with
         # a confidence that says it is a guess.
-        said = frameworks.said_lines(lines) if tagging.location_traces else [i for i, l in enumerate(lines) if l.strip()]
-        for index in said[-_TAIL_GUESS_LINES:][::-1]:
+        said = (frameworks.said_lines(lines, _TAIL_GUESS_LINES) if tagging.location_traces
+                else [i for i, line in enumerate(lines) if line.strip()][-_TAIL_GUESS_LINES:])
+        for index in said[::-1]:
             guess = tagging.tag("", lines[index].strip())
             if guess.specific:
                 category, rule, evidence_index = guess.category, guess.rule + ".unparsed_tail", index

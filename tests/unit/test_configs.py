@@ -50,7 +50,7 @@ def newer_configs(monkeypatch):
     grouping = dataclasses.replace(old_grouping, id="grouping:2099-01", changelog="masks nothing", normaliser_version="99",
                                    masked_message=lambda t, m: f"{short_type(t)}: {m}", fingerprint=unmasked_fingerprint)
     tagging = dataclasses.replace(old_tagging, id="tagging:2099-01", changelog="tags nothing", tagger_version="99",
-                                  tag=always_unclassified, infrastructure=False, learned_fallback=False)
+                                  tag=always_unclassified, infra_rules=None, learned_model=None)
     monkeypatch.setattr(configs, "GROUPING_CONFIGS", (*configs.GROUPING_CONFIGS, grouping))
     monkeypatch.setattr(configs, "TAGGING_CONFIGS", (*configs.TAGGING_CONFIGS, tagging))
     return grouping, tagging

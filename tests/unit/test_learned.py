@@ -142,7 +142,7 @@ def test_pure_python_equals_sklearn_and_training_is_deterministic():
     assert json.dumps(again.data, sort_keys=True) == json.dumps(pure.data, sort_keys=True)
 
 
-@pytest.mark.parametrize("config", [c for c in configs.TAGGING_CONFIGS if c.learned_fallback], ids=lambda c: c.id)
+@pytest.mark.parametrize("config", [c for c in configs.TAGGING_CONFIGS if c.learned_model], ids=lambda c: c.id)
 def test_each_tagging_config_names_its_own_released_artefact(config):
     model = learned.named_model(config.learned_model)
     assert model.version["training_logs"] > 1000
