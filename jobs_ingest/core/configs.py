@@ -130,6 +130,23 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         location_traces=True,
         launcher_tail=True,
     ),
+    TaggingConfig(
+        id="tagging:2026-11e",
+        changelog="Rules version 7: families of messages in their producers' words, written before the fourth development "
+                  "set was read: extensions built at run time (torch cpp_extension), binaries built against another "
+                  "version (NumPy C-API, torchvision CUDA, jaxlib), CPU-only builds, transformers' lazy imports, "
+                  "configuration validation (omegaconf, pydantic, DeepSpeed), invalid device ordinals; "
+                  "a named file or directory that is missing in any library's words; and, after every rule "
+                  "that says more (a message no rule and no exception type explains), the words libraries use for an "
+                  "argument's bad value.",
+        tagger_version="7+infra2+ml2",
+        tag=tagger.RULES_V7.tag,
+        infra_rules=infra.INFRA_V2,
+        learned_model="learned_model_ml2.json",
+        frameworks=True,
+        location_traces=True,
+        launcher_tail=True,
+    ),
 )
 
 

@@ -497,3 +497,103 @@ RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     ("library_not_found.windows_dll", "library_not_found", 0.9, r"\[WinError 12[67]\]"),
 ]]
 RULES_V6 = RuleSetV5("6", RULES_V6_ADDED + FRAMEWORK_RULES + _without(MESSAGE_RULES, _V5_DROPPED), TYPE_DEFAULTS_V5)
+
+
+# ------------------------------------------------------------------------------------------ version 7
+# Tagging config "tagging:2026-11e". Families of messages, each from the producer's own text (source named),
+# written before the fourth development set (bench/devset/issues4) was read.
+RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # torch.utils.cpp_extension builds an extension at run time (DeepSpeed ops, mmcv, apex): "Error building extension
+    # 'fused_adam'", "Ninja is required to load C++ extensions", "Error compiling objects for extension", "The detected
+    # CUDA version (12.1) mismatches the version that was used to compile PyTorch (11.7)", "CUDA_HOME environment
+    # variable is not set", "No CUDA runtime is found"; the toolchain or CUDA toolkit of the environment is wrong.
+    ("library_not_found.extension_build", "library_not_found", 0.85,
+     r"Error building extension '|Ninja is required to load C\+\+ extensions|Error compiling objects for extension"
+     r"|mismatches the version that was used to compile\s+PyTorch|CUDA_HOME environment variable is not set"
+     r"|No CUDA runtime is found"),
+    # Binaries built against another version of their dependency: NumPy's C-API checks ("numpy.ndarray size changed,
+    # may indicate binary incompatibility", "module compiled against API version 0x10 but this version of numpy is
+    # 0xe", "A module that was compiled using NumPy 1.x cannot be run in NumPy 2"), torchvision's _cuda_version check
+    # ("compiled with different CUDA major versions"), jax's version check ("jaxlib version 0.4.7 is newer than and
+    # incompatible with jax version 0.3.25").
+    ("library_not_found.binary_incompatible", "library_not_found", 0.9,
+     r"may indicate binary incompatibility|module compiled against (?:ABI|API) version|compiled using NumPy \d\.x cannot be run"
+     r"|compiled with different CUDA (?:major )?versions|is (?:newer|older) than and incompatible with \w+ version"),
+    # A CPU-only build asked for a GPU op: detectron2 / maskrcnn-benchmark csrc ("Not compiled with GPU support"),
+    # MXNet's storage ("GPU is not enabled"), TF ("Tensorflow was not built with CUDA kernel binaries").
+    ("library_not_found.cpu_only_build", "library_not_found", 0.88,
+     r"Not compiled with GPU support|\bGPU is not enabled\b|not built with CUDA kernel binaries"),
+    # transformers' lazy module (utils/import_utils.py): "Failed to import transformers.models.x because of the
+    # following error (look up to see its traceback)": an import of the model's module failed.
+    ("library_not_found.lazy_import", "library_not_found", 0.85, r"Failed to import [\w.]+ because of the following error"),
+    # Configuration validated before training: omegaconf ("Missing mandatory value: model.name"), pydantic models
+    # such as DeepSpeed's config ("1 validation error for DeepSpeedZeroConfig"), DeepSpeed's batch check
+    # (DeepSpeedConfigError "Check batch related parameters"): a wrong argument.
+    ("illegal_argument.config_validation", "illegal_argument", 0.85,
+     r"Missing mandatory value: |\d+ validation errors? for \w+|DeepSpeedConfigError|Check batch related parameters"),
+    # CUDA error 101 (cudaErrorInvalidDevice, "invalid device ordinal"): a GPU index the job does not have.
+    ("illegal_argument.device_ordinal", "illegal_argument", 0.8, r"invalid device ordinal"),
+    # Shapes that disagree, in texts the shape rules did not know: torch's losses ("Target size (torch.Size([16])) must
+    # be the same as input size", nll_loss "Expected target size (32, 10), got"), torch's RNN check ("input.size(-1)
+    # must be equal to input_size"), NumPy's concatenate ("all the input array dimensions for the concatenation axis
+    # must match exactly"), jax.lax.dot_general ("requires contracting dimensions to have the same shape").
+    ("tensor_mismatch.shape_texts", "tensor_mismatch", 0.9,
+     r"must be the same as input size|Expected target size \(|must be equal to input_size"
+     r"|input array dimensions for the concatenation axis must match|requires contracting dimensions to have the same shape"),
+    # TF's summary op on a non-finite tensor (core/kernels/summary_op.cc: "Nan in summary histogram for: x"): the
+    # weights or the loss went NaN.
+    ("loss_nan.tf_summary_histogram", "loss_nan", 0.85, r"Nan in summary histogram"),
+    # cuBLAS could not create its handle (cublasCreate allocates device memory), PyTorch's words for what TF calls
+    # "failed to create cublas handle" (version 6): the GPU's memory is taken.
+    ("gpu_oom.cublas_create", "gpu_oom", 0.6, r"CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate"),
+]]
+# A named file or directory that is missing, in any library's words: "Image Not Found ../images/1.jpg",
+# "Dataset not found at data/VOC2007", "Unable to find resource: /data/tfds", "Can't find a checkpoint index
+# (checkpoint-1000) in ./output". A path-like token (a separator, or a file extension) within the line.
+_PATH_TOKEN = (r"(?:[\w.~-]*[/\\][\w.~/\\-]*\w|\b[\w-]+\.(?:jpe?g|png|bmp|tiff?|json|ya?ml|txt|csv|tsv|npy|npz|pkl|pickle"
+               r"|pth?|ckpt|bin|h5|hdf5|safetensors|tfrecords?|pb|onnx|wav|flac|mp[34]|avi|parquet|arrow|zip|tar|gz|xml"
+               r"|mat|cfg|model)\b)")
+_NOT_FOUND_WORDS = (r"(?:not found|does ?n[o']t exist|not exist|(?:can ?not|can't|could ?not|couldn't) (?:be )?(?:find|found|located?)"
+                    r"|unable to (?:find|locate)|failed to (?:find|locate)|is missing|are missing)")
+PATH_MISSING = ("path_not_found.named_path_missing", "path_not_found", 0.8,
+                _r(_NOT_FOUND_WORDS + r"[^\n]{0,80}?" + _PATH_TOKEN + "|" + _PATH_TOKEN + r"[^\n]{0,80}?" + _NOT_FOUND_WORDS))
+# A value that an argument may not take, in the words libraries use for it, for exception types that say nothing by
+# themselves (RuntimeError, Exception, AssertionError, a library's own error): "Invalid value for argument", "Unknown
+# model name", "Unsupported optimizer type", "should be a positive integer value, but got", "must be one of".
+ARGUMENT_WORDS = ("illegal_argument.argument_words", "illegal_argument", 0.75, _r(
+    r"\b(?:invalid|unsupported|unknown|unrecogni[sz]ed|illegal) (?:value|argument|option|param(?:eter)?|config(?:uration)?|choice"
+    r"|mode|model|arch(?:itecture)?|backbone|dataset|optimi[sz]er|scheduler|loss|activation|format|data ?type|dtype|strategy"
+    r"|precision|norm(?:alization)?|type|name|key|input|setting|flag)s?\b"
+    r"|\b(?:should|must|has to|needs to) be (?:a |an )?(?:positive|non-?negative|greater|less|larger|smaller|between|one of|in (?:\[|\(|range)"
+    r"|divisible|at (?:least|most)|a multiple of|equal to|set|specified|provided|either)"
+    r"|\bis not (?:a )?(?:supported|valid|allowed)\b|\bnot supported (?:yet|for|by|with|when|in)\b|\bexpected one of\b"))
+
+
+
+
+class RuleSetV7(RuleSetV5):
+    """Version 7: the argument-words family is read only where no rule and no exception type said anything (a
+    TypeError about "an invalid combination of arguments" stays a type mismatch)."""
+
+    def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
+        found = super().tag(exception_type, message, context)
+        if found.rule != "unclassified.no_rule":
+            return found
+        rid, category, confidence, pattern = ARGUMENT_WORDS
+        short = exception_type.rsplit(".", 1)[-1]
+        text = (f"{short}: {message}" if short else message)[:MAX_TAG_CHARS]
+        m = pattern.search(text)
+        return Tag(category, confidence, rid, _evidence_line(text, m.start())) if m else found
+
+
+def _v7_rules() -> list[tuple[str, str, float, re.Pattern]]:
+    """Version 6's list with the new families first and the named-path family beside the missing-path rule."""
+    rules = []
+    for rule in RULES_V6_ADDED + FRAMEWORK_RULES + _without(MESSAGE_RULES, _V5_DROPPED):
+        rules.append(rule)
+        if rule[0] == "path_not_found.missing":
+            rules.append(PATH_MISSING)
+    return RULES_V7_ADDED + rules
+
+
+RULES_V7 = RuleSetV7("7", _v7_rules(), TYPE_DEFAULTS_V5)

@@ -335,3 +335,73 @@ def test_a_tf_op_creation_trace_after_the_error_is_not_the_error():
     assert (a.category, a.rule) == ("tensor_mismatch", "tensor_mismatch.checkpoint.unparsed_tail")
     assert "not found in checkpoint" in a.failure_line
     assert analyse_text(log, tagging_config="tagging:2026-11c").category == "unclassified"
+
+
+# --- tagging:2026-11e: rules version 7, families of messages in their producers' words ------------------
+
+TRACEBACK_HEAD = 'Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n    main()\n'
+
+@pytest.mark.parametrize("message, category, rule", [
+    ("RuntimeError: Error building extension 'fused_adam'", "library_not_found", "library_not_found.extension_build"),
+    ("RuntimeError: Ninja is required to load C++ extensions", "library_not_found", "library_not_found.extension_build"),
+    ("RuntimeError:\nThe detected CUDA version (12.1) mismatches the version that was used to compile\nPyTorch (11.7). "
+     "Please make sure to use the same CUDA versions.", "library_not_found", "library_not_found.extension_build"),
+    ("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+     "library_not_found", "library_not_found.extension_build"),
+    ("ValueError: numpy.ndarray size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 "
+     "from PyObject", "library_not_found", "library_not_found.binary_incompatible"),
+    ("RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has "
+     "CUDA Version=11.7 and torchvision has CUDA Version=10.2.", "library_not_found", "library_not_found.binary_incompatible"),
+    ("RuntimeError: jaxlib version 0.4.7 is newer than and incompatible with jax version 0.3.25. Please update your jax "
+     "and/or jaxlib packages.", "library_not_found", "library_not_found.binary_incompatible"),
+    ("RuntimeError: Not compiled with GPU support", "library_not_found", "library_not_found.cpu_only_build"),
+    ("RuntimeError: Failed to import transformers.models.llama.modeling_llama because of the following error (look up "
+     "to see its traceback):\nNo module named 'flash_attn'", "library_not_found", "library_not_found.lazy_import"),
+    ("omegaconf.errors.MissingMandatoryValue: Missing mandatory value: model.name", "illegal_argument",
+     "illegal_argument.config_validation"),
+    ("pydantic.error_wrappers.ValidationError: 1 validation error for DeepSpeedZeroConfig\nstage\n  value is not a "
+     "valid integer (type=type_error.integer)", "illegal_argument", "illegal_argument.config_validation"),
+    ("RuntimeError: CUDA error: invalid device ordinal", "illegal_argument", "illegal_argument.device_ordinal"),
+    ("AssertionError: Image Not Found ../datasets/coco/images/train2017/000000000009.jpg", "path_not_found",
+     "path_not_found.named_path_missing"),
+    ("RuntimeError: Dataset not found at data/VOC2007", "path_not_found", "path_not_found.named_path_missing"),
+    ("ValueError: Can't find a checkpoint index (checkpoint-1000) in ./output.", "path_not_found",
+     "path_not_found.named_path_missing"),
+    ("ValueError: Target size (torch.Size([16])) must be the same as input size (torch.Size([16, 1]))",
+     "tensor_mismatch", "tensor_mismatch.shape_texts"),
+    ("ValueError: all the input array dimensions for the concatenation axis must match exactly, but along dimension 1, "
+     "the array at index 0 has size 3 and the array at index 1 has size 2", "tensor_mismatch", "tensor_mismatch.shape_texts"),
+    ("TypeError: dot_general requires contracting dimensions to have the same shape, got (10,) and (20,).",
+     "tensor_mismatch", "tensor_mismatch.shape_texts"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Nan in summary histogram for: conv1/weights",
+     "loss_nan", "loss_nan.tf_summary_histogram"),
+    ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`", "gpu_oom",
+     "gpu_oom.cublas_create"),
+    ("Exception: Invalid value for argument --model: resnet500", "illegal_argument", "illegal_argument.argument_words"),
+    ("RuntimeError: Unknown model name: vit_hug_patch14", "illegal_argument", "illegal_argument.argument_words"),
+    ("RuntimeError: num_samples should be a positive integer value, but got num_samples=0", "illegal_argument",
+     "illegal_argument.argument_words"),
+])
+def test_rules_v7_read_families_of_messages(message, category, rule):
+    log = TRACEBACK_HEAD + message + "\n"
+    a = analyse_text(log, tagging_config="tagging:2026-11e")
+    assert (a.category, a.rule) == (category, rule), a.evidence
+    assert analyse_text(log, tagging_config="tagging:2026-11d").rule != rule   # released: unchanged
+
+
+@pytest.mark.parametrize("message, category", [
+    # an exception type or a more specific rule says more than the argument words
+    ("TypeError: max() received an invalid combination of arguments - got (numpy.ndarray, dim=int)", "type_mismatch"),
+    ("RuntimeError: The size of tensor a (512) must match the size of tensor b (1024) at non-singleton dimension 1",
+     "tensor_mismatch"),
+    ("KeyError: 'unknown model'", "key_not_found"),
+    # a library that is missing is not a missing path, even with a path in the line
+    ("OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory", "library_not_found"),
+    ("ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by "
+     "/opt/conda/lib/python3.9/site-packages/scipy/_uarray.so)", "library_not_found"),
+    # a path in a line that says nothing is missing
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! "
+     "(when checking argument for argument mat1 in method wrapper_addmm)", "framework_api_misuse"),
+])
+def test_rules_v7_leave_what_other_rules_say(message, category):
+    assert analyse_text(TRACEBACK_HEAD + message + "\n", tagging_config="tagging:2026-11e").category == category
