@@ -42,6 +42,7 @@ class TaggingConfig:
     frameworks: bool = False                           # frameworks.py: TF root errors, launcher signals, cut logs
     location_traces: bool = False                      # native backtraces, TF op traces skipped when last lines are read
     launcher_tail: bool = False                        # a log ending on a launcher's child-exit report is read by it
+    quoted_errors: bool = False                        # an exception line quoted in a sentence is read by its type
 
 
 class UnknownConfig(ValueError):
@@ -146,6 +147,7 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         frameworks=True,
         location_traces=True,
         launcher_tail=True,
+        quoted_errors=True,
     ),
 )
 

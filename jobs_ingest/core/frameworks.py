@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .tracebacks import _RICH_FRAME, FRAME, IPY_FRAME, TRACEBACK_HEADER, Frame, LogFailure, strip_prefixes
+from .tracebacks import _EXC_NAME, _RICH_FRAME, FRAME, IPY_FRAME, TRACEBACK_HEADER, Frame, LogFailure, strip_prefixes
 
 # --- TensorFlow root errors -------------------------------------------------------------------------
 # tensorflow/core/common_runtime (and tf.errors): "2 root error(s) found.\n  (0) INVALID_ARGUMENT: ..."
@@ -250,11 +250,47 @@ def truncated_traceback(lines: list[str]) -> LogFailure | None:
     return LogFailure("", message, offset + last, offset + header, frames, kind="truncated")
 
 
-def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable, skip_traces: bool = False):
+# An exception line quoted inside a sentence, as people paste errors into issues and chats: "The error is
+# `ValueError: too many values to unpack (expected 2).` and ...", "I get TypeError: Axis must be specified".
+_QUOTED_EXCEPTION = re.compile(rf"(?:^|[\s`'\"(:])(?P<type>{_EXC_NAME}): (?P<msg>[^`\n]+)")
+
+
+def quoted_exception(line: str) -> tuple[str, str] | None:
+    """(exception type, message) of an exception line quoted in `line`, or None."""
+    m = _QUOTED_EXCEPTION.search(line)
+    return (m.group("type"), m.group("msg").strip().rstrip("`'\"")) if m else None
+
+
+_BACKTICKED_EXCEPTION = re.compile(rf"`{_EXC_NAME}: [^`\n]+`")
+_BACKTICK_SCAN_LINES = 80
+
+
+def backticked_lines(lines: list[str]) -> list[int]:
+    """Indexes of the last lines (newest first) that quote an exception line in backticks, as Markdown does; a log
+    without a parsed failure that is a person's report names its error so, often above the log it pastes."""
+    start = max(0, len(lines) - _BACKTICK_SCAN_LINES)
+    return [i for i in range(len(lines) - 1, start - 1, -1) if "`" in lines[i] and _BACKTICKED_EXCEPTION.search(lines[i])]
+
+
+def said_tag(line: str, tag: Callable, quoted: bool = False):
+    """What a line that is not a parsed failure says: a specific rule over its words, or (with `quoted`) the tag of
+    an exception line quoted in it, whose type alone may decide. None when it says nothing."""
+    body = strip_prefixes(line)[0].strip()
+    found = quoted_exception(body) if quoted else None
+    if found is not None:   # the quoted message with its type: every message rule, then the type's default
+        typed = tag(*found)
+        if typed.category != "unclassified":
+            return typed
+    guess = tag("", body)
+    return guess if guess.specific else None
+
+
+def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable, skip_traces: bool = False,
+                  quoted: bool = False):
     """Judge a truncated traceback: the error context before it, then the deepest frame's code. A
     launcher's frame (raise ChildFailedError / CalledProcessError) reads the exit code before it.
     With `skip_traces`, a native backtrace or a TF op trace between the error and the traceback does not hide
-    the error (said_lines)."""
+    the error (said_lines); with `quoted`, an exception line quoted in a sentence before it is read too."""
     deepest = failure.frames[-1]
     code_line = deepest.code or ""
     if re.search(r"raise (?:\w+\.)*(?:ChildFailedError|CalledProcessError|ProcessExitedException|ProcessRaisedException)",
@@ -272,8 +308,8 @@ def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls:
     else:
         context = [line for line in lines[max(0, failure.start_index - 8):failure.start_index] if line.strip()]
     for line in reversed(context):
-        guess = tag("", strip_prefixes(line)[0].strip())
-        if guess.specific:
+        guess = said_tag(line, tag, quoted)
+        if guess is not None:
             return tag_cls(guess.category, round(min(0.6, guess.confidence - 0.3), 2), guess.rule + ".truncated",
                            f"log ends inside a traceback; error before it: {line.strip()[:200]}")
     if code_line:

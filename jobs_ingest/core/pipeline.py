@@ -188,7 +188,8 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
 
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
     if terminal.kind == "truncated":
-        tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces)
+        tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces,
+                                       quoted=tagging.quoted_errors)
     elif tagging.frameworks:
         tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
     else:
@@ -282,9 +283,13 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         # a confidence that says it is a guess.
         said = (frameworks.said_lines(lines, _TAIL_GUESS_LINES) if tagging.location_traces
                 else [i for i, line in enumerate(lines) if line.strip()][-_TAIL_GUESS_LINES:])
-        for index in said[::-1]:
-            guess = tagging.tag("", lines[index].strip())
-            if guess.specific:
+        for index in said[::-1] + (frameworks.backticked_lines(lines) if tagging.quoted_errors else []):
+            if tagging.quoted_errors:
+                guess = frameworks.said_tag(lines[index], tagging.tag, quoted=True)
+            else:
+                guess = tagging.tag("", lines[index].strip())
+                guess = guess if guess.specific else None
+            if guess is not None:
                 category, rule, evidence_index = guess.category, guess.rule + ".unparsed_tail", index
                 confidence = round(min(0.6, guess.confidence - 0.3), 2)
                 message = lines[index].strip()

@@ -531,6 +531,15 @@ RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     # (DeepSpeedConfigError "Check batch related parameters"): a wrong argument.
     ("illegal_argument.config_validation", "illegal_argument", 0.85,
      r"Missing mandatory value: |\d+ validation errors? for \w+|DeepSpeedConfigError|Check batch related parameters"),
+    # cuDNN found no convolution algorithm that runs (TF conv_ops "No algorithm worked!", raised as NotFoundError):
+    # nothing is missing on disk; GPU memory or a cuDNN / driver mismatch, which the log cannot tell apart. Said plainly.
+    ("unclassified.cudnn_no_algorithm", "unclassified", 0.3, r"No algorithm worked"),
+    # The UNIMPLEMENTED status of TF, XLA and JAX (absl::StatusCode::kUnimplemented, "UNIMPLEMENTED: Requested AllReduce
+    # not implemented on GPU", TF's UnimplementedError): the backend has no implementation of what was asked.
+    ("not_implemented.unimplemented_status", "not_implemented", 0.85, r"\bUNIMPLEMENTED\b|UnimplementedError"),
+    # Keras' keyword check (utils/generic_utils.validate_kwargs raises TypeError('Keyword argument not understood:',
+    # kw)): a layer or model given a keyword it does not take, as "unexpected keyword argument" is.
+    ("type_mismatch.keras_keyword", "type_mismatch", 0.85, r"Keyword argument not understood"),
     # CUDA error 101 (cudaErrorInvalidDevice, "invalid device ordinal"): a GPU index the job does not have.
     ("illegal_argument.device_ordinal", "illegal_argument", 0.8, r"invalid device ordinal"),
     # Shapes that disagree, in texts the shape rules did not know: torch's losses ("Target size (torch.Size([16])) must
@@ -571,11 +580,19 @@ ARGUMENT_WORDS = ("illegal_argument.argument_words", "illegal_argument", 0.75, _
 
 
 
+_NESTED_TYPE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (.+)", re.S)
+
+
 class RuleSetV7(RuleSetV5):
     """Version 7: the argument-words family is read only where no rule and no exception type said anything (a
     TypeError about "an invalid combination of arguments" stays a type mismatch)."""
 
     def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
+        nested = _NESTED_TYPE.match(message or "")
+        if nested:   # "ValueError: TypeError: object of type 'RaggedTensor' has no len()": the inner error says why
+            inner = self.tag(nested.group(1), nested.group(2), context)
+            if inner.category != "unclassified":
+                return inner
         found = super().tag(exception_type, message, context)
         if found.rule != "unclassified.no_rule":
             return found

@@ -405,3 +405,42 @@ def test_rules_v7_read_families_of_messages(message, category, rule):
 ])
 def test_rules_v7_leave_what_other_rules_say(message, category):
     assert analyse_text(TRACEBACK_HEAD + message + "\n", tagging_config="tagging:2026-11e").category == category
+
+
+@pytest.mark.parametrize("message, category, rule", [
+    ("RuntimeError: UNIMPLEMENTED: Requested AllReduce not implemented on GPU; replica_count: 2", "not_implemented",
+     "not_implemented.unimplemented_status"),
+    ("TypeError: ('Keyword argument not understood:', 'interpolation')", "type_mismatch", "type_mismatch.keras_keyword"),
+    ("tensorflow.python.framework.errors_impl.NotFoundError: No algorithm worked!\n\t [[{{node conv_81/convolution}}]]",
+     "unclassified", "unclassified.cudnn_no_algorithm"),
+    # an error whose message is another error: the inner one says why
+    ("ValueError: TypeError: object of type 'RaggedTensor' has no len()", "type_mismatch", "type_mismatch.dtype"),
+])
+def test_rules_v7_statuses_keywords_and_nested_errors(message, category, rule):
+    a = analyse_text(TRACEBACK_HEAD + message + "\n", tagging_config="tagging:2026-11e")
+    assert (a.category, a.rule) == (category, rule), a.evidence
+
+
+def test_an_exception_quoted_in_a_sentence_is_read_by_its_type():
+    report = ("It still fails with the latest code: `TypeError: Axis must be specified when shapes of a and weights "
+              "differ.` when I train on two GPUs.\n")
+    a = analyse_text(report, tagging_config="tagging:2026-11e")
+    assert (a.category, a.rule) == ("type_mismatch", "type_mismatch.type.TypeError.unparsed_tail")
+    assert a.confidence <= 0.6 and "Axis must be specified" in a.failure_line
+    assert analyse_text(report, tagging_config="tagging:2026-11d").category != "type_mismatch"   # released: unchanged
+
+
+def test_an_error_quoted_in_backticks_above_a_log_without_one_is_read():
+    log = ("The error is `ValueError: too many values to unpack (expected 2).` and it happens in evaluate.\n\n"
+           + "".join(f"2022-10-13 12:51:{i:02d}.8 CEST\n  File \"/t5x/t5x/train.py\", line {600 + i}\n" for i in range(20)))
+    a = analyse_text(log, tagging_config="tagging:2026-11e")
+    assert (a.category, a.rule) == ("illegal_argument", "illegal_argument.type.ValueError.unparsed_tail")
+    assert a.failure_line_number == 1
+
+
+def test_an_error_quoted_before_a_cut_traceback_is_what_it_raises():
+    log = ("The error we see is the following:\n`RuntimeError: Unimplemented: Requested AllReduce not implemented on GPU`\n\n"
+           "Here the complete Traceback:\n" + TRACEBACK_HEAD + '  File "/jax/api.py", line 1564, in f_pmapped\n'
+           "    global_arg_shapes=tuple(global_arg_shapes_flat))\n")
+    a = analyse_text(log, tagging_config="tagging:2026-11e")
+    assert (a.category, a.rule) == ("not_implemented", "not_implemented.unimplemented_status.truncated")
