@@ -540,6 +540,27 @@ RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     # Keras' keyword check (utils/generic_utils.validate_kwargs raises TypeError('Keyword argument not understood:',
     # kw)): a layer or model given a keyword it does not take, as "unexpected keyword argument" is.
     ("type_mismatch.keras_keyword", "type_mismatch", 0.85, r"Keyword argument not understood"),
+    # A native library's loader that searched and found nothing (DGL's and TVM's _ffi/libinfo.find_lib_path: "Cannot
+    # find the files.\nList of candidates:"), and a package that needs another version of its dependency ("DGL requires
+    # PyTorch >= 1.13.0", "requires transformers>=4.31", "requires torch version >= 2.0"): the environment is wrong.
+    ("library_not_found.search_and_versions", "library_not_found", 0.85,
+     r"Cannot find the files\.\s*List of candidates|\brequires? [A-Za-z][\w.-]* ?(?:version )?(?:>=|==|>|<=|~=) ?v?\d"),
+    # Loss checks that word a non-finite value as "not finite" (SpeechBrain's check_gradients: "Loss is not finite and
+    # patience is exhausted"; torch.nn.utils.clip_grad_norm_: "The total norm of order 2.0 for gradients from
+    # `parameters` is non-finite").
+    ("loss_nan.not_finite", "loss_nan", 0.9, r"\bloss\b[^\n]{0,20}\bis not finite|total norm of order [\d.]+ for gradients .* is non-finite"),
+    # Shells' notices of a job they saw SIGKILLed: zsh "zsh: killed     python main.py", bash "line 10: 2345 Killed
+    # python train.py" (Slurm batch scripts print it too): without an error of its own, memory (cpu_oom by convention).
+    ("cpu_oom.shell_killed", "cpu_oom", 0.75, r"^zsh: killed\s|\bline \d+: +\d+ Killed\s"),
+    # PyTorch's autograd and dispatcher checks of how an API is used: a custom Function's backward returning the wrong
+    # number of gradients (python_function.cpp), an op called with another version's signature (function_schema_inl.h
+    # "aten::grid_sampler_2d_backward() is missing value for argument 'output_mask'"), DataParallel's replicas
+    # ("all tensors must be on devices[0]").
+    ("framework_api_misuse.torch_checks", "framework_api_misuse", 0.85,
+     r"returned an incorrect number of gradients|\w+::\w+\(\) is missing value for argument|tensors must be on devices\[0\]"),
+    # An empty list where a value was required (torch.stack / torch.cat "expects a non-empty TensorList"): the data
+    # produced nothing, and the call's argument is empty.
+    ("illegal_argument.empty_input", "illegal_argument", 0.85, r"expects? a non-empty \w+|must be (?:a )?non-empty"),
     # CUDA error 101 (cudaErrorInvalidDevice, "invalid device ordinal"): a GPU index the job does not have.
     ("illegal_argument.device_ordinal", "illegal_argument", 0.8, r"invalid device ordinal"),
     # Shapes that disagree, in texts the shape rules did not know: torch's losses ("Target size (torch.Size([16])) must
@@ -610,7 +631,22 @@ def _v7_rules() -> list[tuple[str, str, float, re.Pattern]]:
         rules.append(rule)
         if rule[0] == "path_not_found.missing":
             rules.append(PATH_MISSING)
-    return RULES_V7_ADDED + rules
+    return RULES_V7_ADDED + rules + [READER_EXCEPTIONS, CALL_SIGNATURE]
+
+
+# Readers and parsers of a file format that could not read what they were given (torchfile.T7ReaderException,
+# xml.etree.ElementTree.ParseError, protobuf's DecodeError), after the rules that know a format's own words (JSON,
+# pickles, images, codecs): the file's contents are not what its reader expects.
+READER_EXCEPTIONS = ("corrupt_data.reader_exceptions", "corrupt_data", 0.8,
+                     _r(r"^(?:[\w.]+\.)?\w*(?:ReaderException|ParseError|DecodeError):"))
+
+
+# CPython's own TypeError texts for a call that does not fit the function's signature, where no type was printed
+# ("**ERROR : CascadeRCNN: SwinTransformer: __init__() got an unexpected keyword argument 'embed_dim'**", a registry
+# re-raising with the class names prepended): a type mismatch, as the taxonomy lists "unexpected keyword argument".
+CALL_SIGNATURE = ("type_mismatch.call_signature", "type_mismatch", 0.85, _r(
+    r"\(\) got an unexpected keyword argument|\(\) got multiple values for argument|\(\) missing \d+ required (?:positional |keyword-only )?arguments?"
+    r"|\(\) takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"))
 
 
 RULES_V7 = RuleSetV7("7", _v7_rules(), TYPE_DEFAULTS_V5)

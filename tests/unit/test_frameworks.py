@@ -413,6 +413,19 @@ def test_rules_v7_leave_what_other_rules_say(message, category):
     ("TypeError: ('Keyword argument not understood:', 'interpolation')", "type_mismatch", "type_mismatch.keras_keyword"),
     ("tensorflow.python.framework.errors_impl.NotFoundError: No algorithm worked!\n\t [[{{node conv_81/convolution}}]]",
      "unclassified", "unclassified.cudnn_no_algorithm"),
+    ("RuntimeError: Cannot find the files.\nList of candidates:\n/env/lib/python3.8/site-packages/dgl/libdgl.so",
+     "library_not_found", "library_not_found.search_and_versions"),
+    ("RuntimeError: DGL requires PyTorch >= 1.13.0", "library_not_found", "library_not_found.search_and_versions"),
+    ("ValueError: Loss is not finite and patience is exhausted.", "loss_nan", "loss_nan.not_finite"),
+    ("RuntimeError: function RasterizeFunctionBackward returned an incorrect number of gradients (expected 11, got 10)",
+     "framework_api_misuse", "framework_api_misuse.torch_checks"),
+    ("RuntimeError: aten::grid_sampler_2d_backward() is missing value for argument 'output_mask'.",
+     "framework_api_misuse", "framework_api_misuse.torch_checks"),
+    ("RuntimeError: all tensors must be on devices[0]", "framework_api_misuse", "framework_api_misuse.torch_checks"),
+    ("RuntimeError: stack expects a non-empty TensorList", "illegal_argument", "illegal_argument.empty_input"),
+    ("torchfile.T7ReaderException: unknown object type / typeidx: 68", "corrupt_data", "corrupt_data.reader_exceptions"),
+    ("mmcv.Error: CascadeRCNN: SwinTransformer: __init__() got an unexpected keyword argument 'embed_dim'",
+     "type_mismatch", "type_mismatch.call_signature"),
     # an error whose message is another error: the inner one says why
     ("ValueError: TypeError: object of type 'RaggedTensor' has no len()", "type_mismatch", "type_mismatch.dtype"),
 ])
@@ -428,6 +441,18 @@ def test_an_exception_quoted_in_a_sentence_is_read_by_its_type():
     assert (a.category, a.rule) == ("type_mismatch", "type_mismatch.type.TypeError.unparsed_tail")
     assert a.confidence <= 0.6 and "Axis must be specified" in a.failure_line
     assert analyse_text(report, tagging_config="tagging:2026-11d").category != "type_mismatch"   # released: unchanged
+
+
+def test_a_shells_notice_of_a_killed_job_is_memory_by_convention():
+    for notice in ("zsh: killed     python main.py", "/var/spool/slurmd/job77/slurm_script: line 12: 40211 Killed  python train.py"):
+        a = analyse_text("epoch 3 step 120 loss 0.4\n" + notice + "\n", tagging_config="tagging:2026-11e")
+        assert a.category == "cpu_oom" and a.rule.startswith("cpu_oom.shell_killed"), (notice, a.rule)
+
+
+def test_a_decode_error_of_text_stays_an_encoding_problem():
+    a = analyse_text(TRACEBACK_HEAD + "UnicodeDecodeError: 'utf-8' codec can't decode byte 0x92 in position 7: invalid start byte\n",
+                     tagging_config="tagging:2026-11e")
+    assert a.category == "unexpected_encoding"
 
 
 def test_an_error_quoted_in_backticks_above_a_log_without_one_is_read():
