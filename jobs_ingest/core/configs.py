@@ -42,7 +42,7 @@ class TaggingConfig:
     frameworks: bool = False                           # frameworks.py: TF root errors, launcher signals, cut logs
     location_traces: bool = False                      # native backtraces, TF op traces skipped when last lines are read
     launcher_tail: bool = False                        # a log ending on a launcher's child-exit report is read by it
-    quoted_errors: bool = False                        # an exception line quoted in a sentence is read by its type
+    pasted_errors: bool = False                        # errors as people paste them: quoted in a sentence, or a message above its frames
 
 
 class UnknownConfig(ValueError):
@@ -147,7 +147,7 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         frameworks=True,
         location_traces=True,
         launcher_tail=True,
-        quoted_errors=True,
+        pasted_errors=True,
     ),
 )
 

@@ -190,16 +190,36 @@ _TF_OP_TRACE = re.compile(r"^\s*Original stack trace for '[^']*':\s*$")
 _TF_NODE = re.compile(r"^\s*\[\[(?:\{\{)?node ")
 
 
-def said_lines(lines: list[str], count: int) -> list[int]:
+_CARETS = re.compile(r"^[~^\s]*\^[~^\s]*$")   # Python 3.11's markers under a frame's code
+
+
+def _trailing_python_frames(lines: list[str]) -> int:
+    """Where a run of Python frames that ends the log starts (len(lines) if none): "File ..., line N" lines, each
+    with its code line and caret markers, printed below their message by tools that show the message first
+    (ComfyUI's "Error occurred when executing X:", loggers that print the message, then the stack)."""
+    k = len(lines)
+    while k > 0:
+        body = strip_prefixes(lines[k - 1])[0]
+        if not body.strip() or _CARETS.match(body) or FRAME.match(body):
+            k -= 1
+        elif k >= 2 and FRAME.match(strip_prefixes(lines[k - 2])[0]):
+            k -= 2   # a frame's code line, and its frame
+        else:
+            break
+    return k if any(FRAME.match(strip_prefixes(line)[0]) for line in lines[k:]) else len(lines)
+
+
+def said_lines(lines: list[str], count: int, python_frames: bool = False) -> list[int]:
     """Indexes of the last `count` lines that say something about the failure, in order: not blank, not a
     native backtrace's frame, not TF's node annotations, and not in a trailing TF op-creation trace (its frames
-    say where, not why). Read from the end: only the last few are ever wanted."""
-    end = len(lines)
+    say where, not why), nor (with `python_frames`) in a trailing run of Python frames with no traceback header.
+    Read from the end: only the last few are ever wanted."""
+    end = _trailing_python_frames(lines) if python_frames else len(lines)
     for k in range(len(lines) - 1, max(-1, len(lines) - _MAX_TRUNCATED_SCAN - 1), -1):
         if _TF_OP_TRACE.match(lines[k]):
             after = [strip_prefixes(line)[0] for line in lines[k + 1:] if line.strip()]
             if all(_frame_of(body) or body[:1] in (" ", "\t") for body in after):
-                end = k
+                end = min(end, k)
             break
     said: list[int] = []
     for i in range(end - 1, -1, -1):

@@ -189,7 +189,7 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
     if terminal.kind == "truncated":
         tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces,
-                                       quoted=tagging.quoted_errors)
+                                       quoted=tagging.pasted_errors)
     elif tagging.frameworks:
         tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
     else:
@@ -281,10 +281,10 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         # Logs cut short (a quoted excerpt, a truncated upload) often end on the line that names the
         # problem without an exception line: let a specific message rule read the last lines, with
         # a confidence that says it is a guess.
-        said = (frameworks.said_lines(lines, _TAIL_GUESS_LINES) if tagging.location_traces
+        said = (frameworks.said_lines(lines, _TAIL_GUESS_LINES, python_frames=tagging.pasted_errors) if tagging.location_traces
                 else [i for i, line in enumerate(lines) if line.strip()][-_TAIL_GUESS_LINES:])
-        for index in said[::-1] + (frameworks.backticked_lines(lines) if tagging.quoted_errors else []):
-            if tagging.quoted_errors:
+        for index in said[::-1] + (frameworks.backticked_lines(lines) if tagging.pasted_errors else []):
+            if tagging.pasted_errors:
                 guess = frameworks.said_tag(lines[index], tagging.tag, quoted=True)
             else:
                 guess = tagging.tag("", lines[index].strip())

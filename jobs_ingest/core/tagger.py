@@ -558,6 +558,9 @@ RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     # ("all tensors must be on devices[0]").
     ("framework_api_misuse.torch_checks", "framework_api_misuse", 0.85,
      r"returned an incorrect number of gradients|\w+::\w+\(\) is missing value for argument|tensors must be on devices\[0\]"),
+    # libstdc++'s std::unordered_map::at / std::map::at on a missing key throws std::out_of_range("_Map_base::at" /
+    # "map::at"), which PyTorch and other bindings re-raise as RuntimeError: a lookup of a key that is not there.
+    ("key_not_found.cpp_map_at", "key_not_found", 0.8, r"_Map_base::at|\bmap::at\b"),
     # An empty list where a value was required (torch.stack / torch.cat "expects a non-empty TensorList"): the data
     # produced nothing, and the call's argument is empty.
     ("illegal_argument.empty_input", "illegal_argument", 0.85, r"expects? a non-empty \w+|must be (?:a )?non-empty"),

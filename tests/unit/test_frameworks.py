@@ -426,6 +426,7 @@ def test_rules_v7_leave_what_other_rules_say(message, category):
     ("torchfile.T7ReaderException: unknown object type / typeidx: 68", "corrupt_data", "corrupt_data.reader_exceptions"),
     ("mmcv.Error: CascadeRCNN: SwinTransformer: __init__() got an unexpected keyword argument 'embed_dim'",
      "type_mismatch", "type_mismatch.call_signature"),
+    ("RuntimeError: _Map_base::at", "key_not_found", "key_not_found.cpp_map_at"),
     # an error whose message is another error: the inner one says why
     ("ValueError: TypeError: object of type 'RaggedTensor' has no len()", "type_mismatch", "type_mismatch.dtype"),
 ])
@@ -469,3 +470,13 @@ def test_an_error_quoted_before_a_cut_traceback_is_what_it_raises():
            "    global_arg_shapes=tuple(global_arg_shapes_flat))\n")
     a = analyse_text(log, tagging_config="tagging:2026-11e")
     assert (a.category, a.rule) == ("not_implemented", "not_implemented.unimplemented_status.truncated")
+
+
+def test_a_message_printed_above_its_frames_is_read():
+    # ComfyUI's form: the message first, then the frames (no header, no exception line below them)
+    log = ("Error occurred when executing SAMLoader:\n\nPytorchStreamReader failed reading zip archive: failed finding "
+           "central directory\n\n" + "".join(f'File "E:\\ComfyUI\\execution.py", line {50 + i}, in run\n'
+                                             f"out = run(obj, data)\n^^^^^^^^^^^^^^^^^^\n" for i in range(6)))
+    a = analyse_text(log, tagging_config="tagging:2026-11e")
+    assert (a.category, a.rule) == ("corrupt_data", "corrupt_data.format.unparsed_tail")
+    assert analyse_text(log, tagging_config="tagging:2026-11d").category == "unclassified"   # released: unchanged
