@@ -139,10 +139,13 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
                   "configuration validation (omegaconf, pydantic, DeepSpeed), invalid device ordinals; "
                   "a named file or directory that is missing in any library's words; and, after every rule "
                   "that says more (a message no rule and no exception type explains), the words libraries use for an "
-                  "argument's bad value.",
-        tagger_version="7+infra2+ml2",
+                  "argument's bad value. Errors as people paste them: an exception line quoted in a sentence is read by its type, "
+                  "a message printed above its frames is read past them. Infrastructure rules version 3 (tests/fixtures/"
+                  "infra3): disk quota exceeded, nvidia-smi's lost GPU, Slurm's unexpectedly rebooted node, NCCL socket "
+                  "calls that failed.",
+        tagger_version="7+infra3+ml2",
         tag=tagger.RULES_V7.tag,
-        infra_rules=infra.INFRA_V2,
+        infra_rules=infra.INFRA_V3,
         learned_model="learned_model_ml2.json",
         frameworks=True,
         location_traces=True,

@@ -275,7 +275,7 @@ class InfraRules:
         finding = self._best(tail, offset)
         if finding is None:
             return None
-        if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error"):
+        if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error", "infra.disk_quota"):
             if self.lookalikes.search(text):
                 return None
             if finding.category in _ECHO_PRONE and self.program_exception.search(text):
@@ -357,3 +357,23 @@ _KEYWORDS_V2 = _KEYWORDS + ("cuda_error_contained", "cudaerrorcontained", "fabri
 INFRA_V2 = InfraRules("2", _RULES + _RULES_V2_ADDED, _KEYWORDS_V2, _LOOKALIKES, _PROGRAM_EXCEPTION)
 
 detect = INFRA_V1.detect  # the first released set; a tagging config names the set it uses
+
+# ------------------------------------------------------------------------------------------ version 3
+# From the third development set (tests/fixtures/infra3, plain-language queries, 2026-11-25), each rule from its
+# producer's wording.
+_RULES_V3_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    # errno 122 EDQUOT, "Disk quota exceeded" (strerror): the volume's quota is used up, as a full disk is (errno 28).
+    ("infra.disk_quota", "storage", 0.85, r"\[Errno 122\]|Disk quota exceeded|\bEDQUOT\b"),
+    # nvidia-smi when the driver has lost a GPU: "Unable to determine the device handle for GPU 0000:81:00.0: Unknown
+    # Error" / "...: GPU is lost", and "GPU is lost. Reboot the system to recover this GPU".
+    ("infra.nvidia_smi_gpu_lost", "gpu_hardware", 0.85,
+     r"Unable to determine the device handle for GPU [\w:.]+: (?:Unknown Error|GPU is lost)|\bGPU is lost\b"),
+    # Slurm's reason for a node that rebooted under its jobs (slurmctld: "Node unexpectedly rebooted").
+    ("infra.slurm_node_rebooted", "node_lost", 0.9, r"\bNode unexpectedly rebooted\b"),
+    # NCCL's socket transport (net_socket / socket.cc): "Net : Call to recv from 10.0.0.2<56843> failed : Connection
+    # refused": a peer's connection went away during a collective.
+    ("infra.nccl_socket_call_failed", "collective_communication", 0.7, r"\bNet ?: ?Call to \w+ from \S+ failed ?:"),
+]]
+_KEYWORDS_V3 = _KEYWORDS_V2 + ("errno 122", "disk quota exceeded", "edquot", "device handle for gpu", "gpu is lost",
+                               "unexpectedly rebooted", "call to ")
+INFRA_V3 = InfraRules("3", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED, _KEYWORDS_V3, _LOOKALIKES, _PROGRAM_EXCEPTION)

@@ -103,6 +103,9 @@ _NAMED = [re.compile(p) for p in [
     r"^\w{3} +\d{1,2} \d\d:\d\d:\d\d (" + _HOST + r") kernel:",
     # Open MPI's per-process prefix "[%s:%05d]" (opal/util/stacktrace.c: "[host:pid] *** Process received signal ***").
     r"^\[(" + _HOST + r"):\d+\] ",
+    # pdsh's prefix on every line of a remote command's output, "%s: %s" (DeepSpeed's multi-node runner launches
+    # through pdsh: "node2: Net : Call to recv ... failed"): a lower-case name with a digit, not a device or a rank.
+    r"^(?!(?:gpu|cuda|rank|device|dev|local_?rank)\d+:)([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*): (?=\S)",
 ]]
 # Where a scheduler records the nodes it gave the job, on any line: slurmctld "Allocate JobId=n
 # NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n".

@@ -540,6 +540,9 @@ RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     # Keras' keyword check (utils/generic_utils.validate_kwargs raises TypeError('Keyword argument not understood:',
     # kw)): a layer or model given a keyword it does not take, as "unexpected keyword argument" is.
     ("type_mismatch.keras_keyword", "type_mismatch", 0.85, r"Keyword argument not understood"),
+    # DDP's check that every rank built the same model (c10d reducer: "DDP expects same model across all ranks, but
+    # Rank 0 has 161 params, while rank 1 has inconsistent 0 params"): the ranks' models differ in their tensors.
+    ("tensor_mismatch.ddp_model_across_ranks", "tensor_mismatch", 0.8, r"DDP expects same model across all ranks"),
     # A native library's loader that searched and found nothing (DGL's and TVM's _ffi/libinfo.find_lib_path: "Cannot
     # find the files.\nList of candidates:"), and a package that needs another version of its dependency ("DGL requires
     # PyTorch >= 1.13.0", "requires transformers>=4.31", "requires torch version >= 2.0"): the environment is wrong.

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from jobs_ingest.core import configs, infra, taxonomy
-from jobs_ingest.core.infra import CATEGORIES, INFRA_V1, INFRA_V2, INFRASTRUCTURE, detect, is_platform_fault
+from jobs_ingest.core.infra import CATEGORIES, INFRA_V1, INFRA_V2, INFRA_V3, INFRASTRUCTURE, detect, is_platform_fault
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
 FIXTURES2 = FIXTURES.with_name("infra2")   # the second development set (all dev), sampled in plain words
+FIXTURES3 = FIXTURES.with_name("infra3")   # the third (all dev), plain words again, more look-alikes
 
 
 def _cases(split, folder=FIXTURES):
@@ -147,7 +148,8 @@ def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
 
 
 def test_the_newest_tagging_config_uses_the_newest_infrastructure_rules():
-    assert configs.tagging_config().infra_rules is INFRA_V2
+    assert configs.tagging_config().infra_rules is INFRA_V3
+    assert configs.tagging_config("tagging:2026-11d").infra_rules is INFRA_V2
     assert configs.tagging_config("tagging:2026-11c").infra_rules is INFRA_V1
 
 
@@ -312,6 +314,42 @@ def test_dev_fixture(case, rules):
 @pytest.mark.parametrize("case", [_expect(c, KNOWN_DEV2_MISSES) for c in _cases("dev", FIXTURES2)])
 def test_second_dev_set_with_version_2(case):
     _assert_finding(case, _detect_case(case, INFRA_V2))
+
+
+# The third set, with version 3 (written from its misses under version 2: 7/16 infrastructure failures found, 22/24
+# look-alikes kept, all hosts in 3/5 cases, before any rule changed). What is left, and why:
+KNOWN_DEV3_MISSES = {
+    "gpu_hardware/k8s-device-plugin-243-ecc-gpu-cannot-allocate.log":
+        "'cuda error: Cannot allocate memory' reads as memory; the ECC fault is in the thread's title, not the log",
+    "node_loss/everyvoice-183-slurm-step-cancelled-preemption.log":
+        "a bare 'STEP ... CANCELLED AT' gives no reason; the preemption is known from the reporter",
+    "storage/hf-datasets-7440-hub-read-timeout-filenotfound.log":
+        "the job ends on a FileNotFoundError; the hub's read timeouts before it were retried and went on",
+    "storage/codalab-3243-disk-quota-left-negative.log":
+        "CodaLab's quota message is a look-alike in codalab#1285 (the run asked too much); only the thread tells them apart",
+    "lookalike/determined-8915-watchdog-allgather-after-ddp-param-mismatch.log":
+        "a watchdog timeout is the platform's by convention; the parameter mismatch that caused it is not in the log",
+    "lookalike/dlrm-292-rank7-stuck-same-iteration-alltoall.log":
+        "a watchdog timeout is the platform's by convention; the rank that hangs at the same step is in the thread",
+}
+
+
+@pytest.mark.parametrize("case", [_expect(c, KNOWN_DEV3_MISSES) for c in _cases("dev", FIXTURES3)])
+def test_third_dev_set_with_version_3(case):
+    _assert_finding(case, _detect_case(case, INFRA_V3))
+
+
+@pytest.mark.parametrize("line, category, rule", [
+    ("OSError: [Errno 122] Disk quota exceeded", "storage", "infra.disk_quota"),
+    ("Unable to determine the device handle for GPU 0000:81:00.0: Unknown Error", "gpu_hardware", "infra.nvidia_smi_gpu_lost"),
+    ("gpu-07: Reason=Node unexpectedly rebooted [slurm@2022-07-23T15:27:10]", "node_lost", "infra.slurm_node_rebooted"),
+    ("node2: Net : Call to recv from 10.1.2.3<56843> failed : Connection refused", "collective_communication",
+     "infra.nccl_socket_call_failed"),
+])
+def test_version_3_knows_more_producer_texts_and_version_2_is_unchanged(line, category, rule):
+    found = INFRA_V3.detect([line])
+    assert (found.category, found.rule) == (category, rule) and found.retry_advice.startswith("retry")
+    assert INFRA_V2.detect([line]) is None or INFRA_V2.detect([line]).rule != rule
 
 
 def _heldout_figures(rules):

@@ -8,6 +8,7 @@ from jobs_ingest.core.nodes import MAX_NODES, expand_nodelist, hosts_in
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
 FIXTURES2 = FIXTURES.with_name("infra2")   # the second development set (all dev)
+FIXTURES3 = FIXTURES2.with_name("infra3")
 
 
 def _cases(split, folder=FIXTURES):
@@ -104,6 +105,12 @@ def test_hosts_from_open_mpi_process_prefix():
     assert hosts_in(["[gpu-a1:01234] *** Process received signal *** error"]) == ["gpu-a1"]
 
 
+def test_hosts_from_pdsh_line_prefix():
+    # DeepSpeed's multi-node runner goes through pdsh, which prefixes every remote line with "host: "
+    assert hosts_in(["node2: Net : Call to recv from 10.1.2.3<56843> failed : Connection refused"]) == ["node2", "10.1.2.3"]
+    assert hosts_in(["gpu0: RuntimeError: CUDA error", "rank1: Traceback error", "RuntimeError: x failed"]) == []
+
+
 def test_info_lines_accuse_no_host():
     assert hosts_in(["gpu-a1:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"]) == []
 
@@ -116,6 +123,8 @@ KNOWN_DEV_MISSES = {
     # is not a failure line; neither is a format a scheduler or library prints on a failure line.
     "gpu_hardware/marin-8934-cuda-error-contained-nvlink.log": "nodes named in Markdown prose",
     "node_loss/ray-43751-actor-dead-node-died.log": "address only in Ray's 'ip:' context field",
+    # infra3: a node-down form where the host is named mid-sentence ("gpu nodes are down too, c015: Reason=...").
+    "node_loss/arjuna-164-slurm-node-unexpectedly-rebooted.log": "host named mid-sentence in a form",
 }
 
 
@@ -124,7 +133,7 @@ def _expect(case):
     return pytest.param(case, id=case["file"], marks=pytest.mark.xfail(reason=reason, strict=True) if reason else ())
 
 
-@pytest.mark.parametrize("case", [_expect(c) for c in _cases("dev") + _cases("dev", FIXTURES2)])
+@pytest.mark.parametrize("case", [_expect(c) for c in _cases("dev") + _cases("dev", FIXTURES2) + _cases("dev", FIXTURES3)])
 def test_every_host_of_a_dev_fixture_is_found(case):
     lines = (case["folder"] / case["file"]).read_text(errors="replace").splitlines()
     found = hosts_in(lines)
