@@ -35,6 +35,7 @@ DEFAULT_FILES = [
     DEVSET / "issues" / "dev.jsonl",
     DEVSET / "issues2" / "dev.jsonl",
     DEVSET / "issues3" / "dev.jsonl",
+    DEVSET / "issues4" / "dev.jsonl",
     DEVSET / "notebook_crashes.jsonl",
     DEVSET / "programs.jsonl",
     DEVSET / "job_logs.jsonl",

@@ -143,10 +143,10 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
                   "a message printed above its frames is read past them. Infrastructure rules version 3 (tests/fixtures/"
                   "infra3): disk quota exceeded, nvidia-smi's lost GPU, Slurm's unexpectedly rebooted node, NCCL socket "
                   "calls that failed.",
-        tagger_version="7+infra3+ml2",
+        tagger_version="7+infra3+ml3",
         tag=tagger.RULES_V7.tag,
         infra_rules=infra.INFRA_V3,
-        learned_model="learned_model_ml2.json",
+        learned_model="learned_model_ml3.json",
         frameworks=True,
         location_traces=True,
         launcher_tail=True,

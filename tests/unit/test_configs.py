@@ -68,7 +68,7 @@ def test_every_config_has_an_id_a_changelog_and_its_own_normaliser_version():
 def test_today_the_default_configs_are_the_newest_and_are_recorded():
     analysis = analyse_text(OOM_LOG)
     assert (analysis.grouping_config, analysis.tagging_config) == ("grouping:2026-11b", "tagging:2026-11e")
-    assert (analysis.normaliser_version, analysis.tagger_version) == ("3", "7+infra3+ml2")
+    assert (analysis.normaliser_version, analysis.tagger_version) == ("3", "7+infra3+ml3")
 
 
 def test_the_second_tagging_config_adds_the_platform_and_keeps_the_program_tags():
