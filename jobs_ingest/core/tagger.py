@@ -586,7 +586,7 @@ RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
 # A named file or directory that is missing, in any library's words: "Image Not Found ../images/1.jpg",
 # "Dataset not found at data/VOC2007", "Unable to find resource: /data/tfds", "Can't find a checkpoint index
 # (checkpoint-1000) in ./output". A path-like token (a separator, or a file extension) within the line.
-_PATH_TOKEN = (r"(?:[\w.~-]*[/\\][\w.~/\\-]*\w|\b[\w-]+\.(?:jpe?g|png|bmp|tiff?|json|ya?ml|txt|csv|tsv|npy|npz|pkl|pickle"
+_PATH_TOKEN = (r"(?:(?<![\w.~-])[\w.~-]*[/\\][\w.~/\\-]*\w|\b[\w-]+\.(?:jpe?g|png|bmp|tiff?|json|ya?ml|txt|csv|tsv|npy|npz|pkl|pickle"
                r"|pth?|ckpt|bin|h5|hdf5|safetensors|tfrecords?|pb|onnx|wav|flac|mp[34]|avi|parquet|arrow|zip|tar|gz|xml"
                r"|mat|cfg|model)\b)")
 _NOT_FOUND_WORDS = (r"(?:not found|does ?n[o']t exist|not exist|(?:can ?not|can't|could ?not|couldn't) (?:be )?(?:find|found|located?)"
@@ -610,9 +610,28 @@ ARGUMENT_WORDS = ("illegal_argument.argument_words", "illegal_argument", 0.75, _
 _NESTED_TYPE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (.+)", re.S)
 
 
+class _Gated:
+    """A compiled rule searched only in texts that hold one of its words (found by a fast literal alternation): the
+    named-path family scans for path tokens, which is slow over text that cannot match."""
+
+    def __init__(self, words: re.Pattern, pattern: re.Pattern):
+        self.words, self.pattern = words, pattern
+
+    def search(self, text: str):
+        return self.pattern.search(text) if self.words.search(text) else None
+
+
+_NOT_FOUND_GATE = re.compile(r"not found|exist|find|found|locat|missing")   # on lower-cased text
+
+
 class RuleSetV7(RuleSetV5):
     """Version 7: the argument-words family is read only where no rule and no exception type said anything (a
     TypeError about "an invalid combination of arguments" stays a type mismatch)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._rules = [(rule, _Gated(_NOT_FOUND_GATE, fast) if rule[0] == PATH_MISSING[0] else fast)
+                       for rule, fast in self._rules]
 
     def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
         nested = _NESTED_TYPE.match(message or "")
