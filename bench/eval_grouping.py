@@ -93,6 +93,9 @@ def main() -> None:
     parser.add_argument("--data", nargs="*", default=DEV)
     parser.add_argument("--grouping-config", default=None)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--family", action="store_true",
+                        help="also score against reason families: a label's part before ':' (missing_module for "
+                             "missing_module:package_not_installed), for sets whose labels name a reason and a cause")
     args = parser.parse_args()
 
     records = labelled(args.data)
@@ -109,13 +112,17 @@ def main() -> None:
         chosen = [i for i, r in enumerate(records) if r["id"].startswith(path + ":")]
         if not chosen:
             continue
-        groups = [records[i]["group"] for i in chosen]
-        for name, keys in (("exact fingerprint", [analyses[i].fingerprint for i in chosen]),
-                           ("reason cluster", [analyses[i].cluster for i in chosen])):  # "" never pairs
-            p, r = scores(groups, keys)
-            (plo, phi), (rlo, rhi) = bootstrap(groups, keys)
-            lines.append(f"| {Path(path).parent.name}/{Path(path).name} | {len(chosen)} | {len(set(groups))} | {name} | "
-                         f"{len(set(k for k in keys if k))} | {p:.3f} [{plo:.3f}-{phi:.3f}] | {r:.3f} [{rlo:.3f}-{rhi:.3f}] |")
+        labellings = [("", [records[i]["group"] for i in chosen])]
+        if args.family and any(":" in records[i]["group"].split("|", 1)[1] for i in chosen):
+            labellings.append((" (families)", [records[i]["group"].split(":", 1)[0] for i in chosen]))
+        for suffix, groups in labellings:
+            for name, keys in (("exact fingerprint", [analyses[i].fingerprint for i in chosen]),
+                               ("reason cluster", [analyses[i].cluster for i in chosen])):  # "" never pairs
+                p, r = scores(groups, keys)
+                (plo, phi), (rlo, rhi) = bootstrap(groups, keys)
+                lines.append(f"| {Path(path).parent.name}/{Path(path).name}{suffix} | {len(chosen)} | {len(set(groups))} | "
+                             f"{name} | {len(set(k for k in keys if k))} | {p:.3f} [{plo:.3f}-{phi:.3f}] | "
+                             f"{r:.3f} [{rlo:.3f}-{rhi:.3f}] |")
     print("\n".join(lines))
 
 
