@@ -60,7 +60,7 @@ def main() -> None:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     n, right = len(rows), sum(r["right"] for r in rows)
-    lines = [f"heldout3: {n} real failures from {len({c['repo'] for c in cases})} repositories "
+    lines = [f"{args.cases.parent.name}: {n} real failures from {len({c['repo'] for c in cases})} repositories "
              f"(configs {rows[0]['grouping_config']}, {rows[0]['tagging_config']}).", "",
              f"- category accuracy: {share(right, n)} (target >= {TARGETS['accuracy']:.0%})"]
     labelled = [r for r in rows if r["label"] != "unclassified"]
@@ -75,15 +75,19 @@ def main() -> None:
         lines.append(f"- platform failures in the infrastructure dimension: "
                      f"{share(sum(r['dimension'] == 'infrastructure' for r in platform), len(platform))}")
     groups = [r["reason_group"] for r in rows]
-    for name, key, target in (("reason cluster", "cluster", "cluster"), ("exact fingerprint", "fingerprint", "fingerprint")):
+    families = [g.split(":", 1)[0] for g in groups]   # the reason without the labeller's cause after ':'
+    for name, key, target, labels, what in (
+            ("reason cluster", "cluster", "cluster", groups, "labelled reason groups"),
+            ("exact fingerprint", "fingerprint", "fingerprint", groups, "labelled reason groups"),
+            ("reason cluster", "cluster", "cluster", families, "reason families (label before ':')")):
         keys = [r[key] for r in rows]
-        p, rec = scores(groups, keys)
-        (plo, phi), (rlo, rhi) = bootstrap(groups, keys)
+        p, rec = scores(labels, keys)
+        (plo, phi), (rlo, rhi) = bootstrap(labels, keys)
         goal = f"targets P >= {TARGETS['cluster_precision']}, R >= {TARGETS['cluster_recall']}" if target == "cluster" \
             else f"target P >= {TARGETS['fingerprint_precision']}"
-        lines.append(f"- {name} pairs vs labelled reason groups: precision {p:.3f} [{plo:.3f}-{phi:.3f}], recall "
+        lines.append(f"- {name} pairs vs {what}: precision {p:.3f} [{plo:.3f}-{phi:.3f}], recall "
                      f"{rec:.3f} [{rlo:.3f}-{rhi:.3f}] ({len(set(k for k in keys if k))} keys, "
-                     f"{len(set(groups))} groups; {goal})")
+                     f"{len(set(labels))} groups; {goal})")
     for title, field in (("framework", "framework"), ("labelled category", "label")):
         lines += ["", f"| {title} | cases | accuracy [95% CI] |", "|---|---:|---|"]
         counts = collections.Counter(r[field] for r in rows)

@@ -16,6 +16,7 @@ from jobs_ingest.core.infra import CATEGORIES, INFRA_V1, INFRA_V2, INFRA_V3, INF
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
 FIXTURES2 = FIXTURES.with_name("infra2")   # the second development set (all dev), sampled in plain words
 FIXTURES3 = FIXTURES.with_name("infra3")   # the third (all dev), plain words again, more look-alikes
+FIXTURES_HELDOUT2 = FIXTURES.with_name("infra_heldout2")   # a second held-out slice (all held out), never tuned on
 
 
 def _cases(split, folder=FIXTURES):
@@ -353,7 +354,7 @@ def test_version_3_knows_more_producer_texts_and_version_2_is_unchanged(line, ca
 
 
 def _heldout_figures(rules):
-    cases = _cases("heldout")
+    cases = _cases("heldout") + _cases("heldout", FIXTURES_HELDOUT2)
     infra_cases = [c for c in cases if c["expected_dimension"] == INFRASTRUCTURE]
     lookalikes = [c for c in cases if c["expected_dimension"] != INFRASTRUCTURE]
     findings = {c["file"]: _detect_case(c, rules) for c in cases}
@@ -378,6 +379,10 @@ def _heldout_figures(rules):
 # failures detected, all 19 in the expected category; 8/9 look-alikes kept; all hosts found in 7/9 cases.
 # Measured once on 2026-11-25 with infra.INFRA_V2 (frozen after the second dev set, before the run): 19/23
 # detected, all in the expected category; 7/9 look-alikes kept; all hosts found in 7/9 cases.
+# Measured once on 2026-11-25 with infra.INFRA_V3 (frozen after the third dev set, before the run): first slice
+# unchanged, 19/23, 7/9, 7/9; the second held-out slice (tests/fixtures/infra_heldout2, 15 cases collected the same
+# day, labelled before anything ran): 8/9 detected, all in the expected category, 6/6 look-alikes kept, hosts 1/1
+# (version 2 gives the same). Both slices together: 27/32 detected, 13/15 kept, 8/10 with every host.
 # Below the issue's targets, so expected to fail until rules improve from new dev evidence (never from these).
 @pytest.mark.xfail(reason="held-out figures below issue #15's targets (see comment above)", strict=False)
 @pytest.mark.skipif(not _cases("heldout"), reason="no held-out fixtures")
