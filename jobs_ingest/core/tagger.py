@@ -543,6 +543,15 @@ RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     # DDP's check that every rank built the same model (c10d reducer: "DDP expects same model across all ranks, but
     # Rank 0 has 161 params, while rank 1 has inconsistent 0 params"): the ranks' models differ in their tensors.
     ("tensor_mismatch.ddp_model_across_ranks", "tensor_mismatch", 0.8, r"DDP expects same model across all ranks"),
+    # Shapes that disagree in other libraries' words: accelerate's set_module_tensor_to_device ("Trying to set a tensor
+    # of shape torch.Size([2048]) in "bias" (which has shape torch.Size([1280])), this looks incorrect."), and checks
+    # that two tensors "have different shape(s)" (ColossalAI's ZeRO optimizer: "fp32 param and grad have different
+    # shape").
+    ("tensor_mismatch.other_shape_texts", "tensor_mismatch", 0.85,
+     r"Trying to set a tensor of shape .* this looks incorrect|\bhave different shapes?\b"),
+    # bash's builtins on a malformed name ("export: `=/usr/bin/x': not a valid identifier"): the launch script built a
+    # wrong argument.
+    ("illegal_argument.shell_identifier", "illegal_argument", 0.75, r"\bnot a valid identifier\b"),
     # A native library's loader that searched and found nothing (DGL's and TVM's _ffi/libinfo.find_lib_path: "Cannot
     # find the files.\nList of candidates:"), and a package that needs another version of its dependency ("DGL requires
     # PyTorch >= 1.13.0", "requires transformers>=4.31", "requires torch version >= 2.0"): the environment is wrong.
@@ -555,12 +564,16 @@ RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
     # Shells' notices of a job they saw SIGKILLed: zsh "zsh: killed     python main.py", bash "line 10: 2345 Killed
     # python train.py" (Slurm batch scripts print it too): without an error of its own, memory (cpu_oom by convention).
     ("cpu_oom.shell_killed", "cpu_oom", 0.75, r"^zsh: killed\s|\bline \d+: +\d+ Killed\s"),
-    # PyTorch's autograd and dispatcher checks of how an API is used: a custom Function's backward returning the wrong
+    # PyTorch's autograd, dispatcher and DDP checks of how an API is used: a custom Function's backward returning the wrong
     # number of gradients (python_function.cpp), an op called with another version's signature (function_schema_inl.h
     # "aten::grid_sampler_2d_backward() is missing value for argument 'output_mask'"), DataParallel's replicas
     # ("all tensors must be on devices[0]").
     ("framework_api_misuse.torch_checks", "framework_api_misuse", 0.85,
-     r"returned an incorrect number of gradients|\w+::\w+\(\) is missing value for argument|tensors must be on devices\[0\]"),
+     r"returned an incorrect number of gradients|\w+::\w+\(\) is missing value for argument|tensors must be on devices\[0\]"
+     # DDP's reducer when a parameter's gradient is ready twice in one backward (reentrant checkpointing, shared
+     # modules: "Expected to mark a variable ready only once"); advanced indexing across devices ("indices should be
+     # either on cpu or on the same device as the indexed tensor").
+     r"|Expected to mark a variable ready only once|indices should be either on cpu or on the same device"),
     # libstdc++'s std::unordered_map::at / std::map::at on a missing key throws std::out_of_range("_Map_base::at" /
     # "map::at"), which PyTorch and other bindings re-raise as RuntimeError: a lookup of a key that is not there.
     ("key_not_found.cpp_map_at", "key_not_found", 0.8, r"_Map_base::at|\bmap::at\b"),

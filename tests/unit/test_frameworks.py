@@ -427,6 +427,14 @@ def test_rules_v7_leave_what_other_rules_say(message, category):
     ("mmcv.Error: CascadeRCNN: SwinTransformer: __init__() got an unexpected keyword argument 'embed_dim'",
      "type_mismatch", "type_mismatch.call_signature"),
     ("RuntimeError: _Map_base::at", "key_not_found", "key_not_found.cpp_map_at"),
+    ("AssertionError: fp32 param and grad have different shape torch.Size([5069312]) vs torch.Size([72192])",
+     "tensor_mismatch", "tensor_mismatch.other_shape_texts"),
+    ("ValueError: Trying to set a tensor of shape torch.Size([2048]) in \"bias\" (which has shape torch.Size([1280])), "
+     "this looks incorrect.", "tensor_mismatch", "tensor_mismatch.other_shape_texts"),
+    ("RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following reasons",
+     "framework_api_misuse", "framework_api_misuse.torch_checks"),
+    ("RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)",
+     "framework_api_misuse", "framework_api_misuse.torch_checks"),
     # an error whose message is another error: the inner one says why
     ("ValueError: TypeError: object of type 'RaggedTensor' has no len()", "type_mismatch", "type_mismatch.dtype"),
 ])
@@ -448,6 +456,13 @@ def test_a_shells_notice_of_a_killed_job_is_memory_by_convention():
     for notice in ("zsh: killed     python main.py", "/var/spool/slurmd/job77/slurm_script: line 12: 40211 Killed  python train.py"):
         a = analyse_text("epoch 3 step 120 loss 0.4\n" + notice + "\n", tagging_config="tagging:2026-11e")
         assert a.category == "cpu_oom" and a.rule.startswith("cpu_oom.shell_killed"), (notice, a.rule)
+
+
+def test_a_launch_scripts_malformed_export_is_a_bad_argument():
+    log = ("/bin/bash: line 1: export: `=/usr/bin/supervisord': not a valid identifier\n"
+           "Error: failed to run torchrun --nproc_per_node=2 train_sft.py\n")
+    a = analyse_text(log, tagging_config="tagging:2026-11e")
+    assert a.category == "illegal_argument" and a.rule.startswith("illegal_argument.shell_identifier"), a.rule
 
 
 def test_a_decode_error_of_text_stays_an_encoding_problem():
