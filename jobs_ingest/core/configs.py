@@ -152,6 +152,25 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         launcher_tail=True,
         pasted_errors=True,
     ),
+    TaggingConfig(
+        id="tagging:2026-11f",
+        changelog="Rules version 8, from a fifth development set sampled by repository (bench/devset/issues5): Windows' "
+                  "commit limit (cpu_oom), sentencepiece models that do not parse (corrupt_data), NCCL's duplicate GPU "
+                  "(illegal_argument), git-lfs pointers read as data, torch.load's short files and video decoders' failures "
+                  "(corrupt_data), TF's local paths on a TPU worker (path_not_found, before the UNIMPLEMENTED status), TF "
+                  "graph and variable misuse texts, the shell's syntax errors, .NET / Java null dereferences, a library's "
+                  "own configuration error types (illegal_argument, after every rule that says more), libraries' 'no "
+                  "<thing> found' beside a path, whose backslash paths now need a name before the separator. Learned "
+                  "fallback ml4, retrained with issues5.",
+        tagger_version="8+infra3+ml4",
+        tag=tagger.RULES_V8.tag,
+        infra_rules=infra.INFRA_V3,
+        learned_model="learned_model_ml4.json",
+        frameworks=True,
+        location_traces=True,
+        launcher_tail=True,
+        pasted_errors=True,
+    ),
 )
 
 

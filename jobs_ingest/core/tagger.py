@@ -688,3 +688,65 @@ CALL_SIGNATURE = ("type_mismatch.call_signature", "type_mismatch", 0.85, _r(
 
 
 RULES_V7 = RuleSetV7("7", _v7_rules(), TYPE_DEFAULTS_V5)
+
+
+# ------------------------------------------------------------------------------------------ version 8
+# Tagging config "tagging:2026-11f". From a fifth development set sampled by repository (bench/devset/issues5),
+# each rule from its producer's own text.
+RULES_V8_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # Windows' commit limit (winerror.h 1455 ERROR_COMMITMENT_LIMIT, "The paging file is too small for this operation
+    # to complete"), met by Ray, PyTorch's DataLoader and NumPy on Windows: host memory (with swap) ran out.
+    ("cpu_oom.windows_commit_limit", "cpu_oom", 0.85,
+     r"paging file is too small|(?:GetLastError\(\) ?= ?|os error |WinError )1455\b"),
+    # sentencepiece (sentencepiece_processor.cc): "model_proto->ParseFromArray(...)" failed: tokenizer.model is not a
+    # serialized model (a git-lfs pointer, a cut download, another format).
+    ("corrupt_data.sentencepiece_model", "corrupt_data", 0.85, r"model_proto->ParseFromArray|ParseFromArray\(serialized"),
+    # NCCL's init check (init.cc: "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1a000"): two ranks
+    # were given one GPU, a launch argument that does not fit the machine.
+    ("illegal_argument.nccl_duplicate_gpu", "illegal_argument", 0.8, r"Duplicate GPU detected"),
+    # A git-lfs pointer file read as data ("version https://git-lfs.github.com/spec/v1" in the error: kenlm's
+    # FormatLoadException, tokenizers, safetensors headers): the repository was cloned without `git lfs pull`.
+    ("corrupt_data.git_lfs_pointer", "corrupt_data", 0.85, r"version https://git-lfs\.github\.com/spec"),
+    # TF on a TPU worker given a local path (tensorflow/core/platform/file_system: "File system scheme '[local]' not
+    # implemented"): the worker cannot see the machine's disk; the data or checkpoint path must be on GCS. Before the
+    # UNIMPLEMENTED status rule, which would say not_implemented.
+    ("path_not_found.tpu_local_path", "path_not_found", 0.75, r"File system scheme '\[local\]' not implemented"),
+    # TF graph and variable misuse in TF's own words: a variable read before it was initialised ("This could mean that
+    # the variable was uninitialized", FailedPreconditionError), a graph built twice ("Duplicate node name in graph"),
+    # variable scopes reused across towers ("variable_scope x/ was unused but the corresponding name_scope was already
+    # taken").
+    ("framework_api_misuse.tf_graph_texts", "framework_api_misuse", 0.85,
+     r"This could mean that the variable was uninitialized|Duplicate node name in graph"
+     r"|was unused but the corresponding name_scope was already taken"),
+    # The shell's parse error on a script it was given (bash: "line 5: syntax error near unexpected token `,'"), as when
+    # a Python file is run without its interpreter.
+    ("syntax_error.shell", "syntax_error", 0.75, r"syntax error near unexpected token"),
+    # torch.load of a file shorter than its records say ("unexpected EOF, expected 789915 more bytes. The file might be
+    # corrupted."), and video loaders that cannot decode their input (PyTorchVideo / SlowFast: "Failed to decode by
+    # pyav with exception", "Failed to fetch video after 10 retries"): the data on disk is damaged.
+    ("corrupt_data.short_file_and_video_decode", "corrupt_data", 0.85,
+     r"unexpected EOF, expected \d+ more bytes|The file might be corrupted|Failed to decode by \w+|Failed to fetch video after"),
+    # The .NET and Java runtimes' null dereference (NullReferenceException "Object reference not set to an instance of an
+    # object", NullPointerException), met where a trainer drives a C# or JVM side (Unity ML-Agents, Spark).
+    ("null_reference.runtime_null", "null_reference", 0.9,
+     r"NullReferenceException|Object reference not set to an instance of an object|NullPointerException"),
+]]
+# Configuration errors of a library's own kind (OLMoConfigurationError, hydra's ConfigCompositionException,
+# DeepSpeed's DeepSpeedConfigError...), read after every rule whose message says more: a setting the job was given.
+CONFIG_ERRORS = ("illegal_argument.config_error_type", "illegal_argument", 0.8,
+                 _r(r"^(?:[\w.]+\.)?\w*(?<!mis)Config(?:uration|Composition)?(?:Error|Exception):"))   # not Lightning's Misconfiguration
+# The named-path family of version 7, with libraries' "no <thing> found" wording ("No model found for dqn on
+# SpaceInvadersNoFrameskip-v4, path: logs/dqn/SpaceInvadersNoFrameskip-v4.zip").
+_PATH_TOKEN_V8 = _PATH_TOKEN.replace(r"(?<![\w.~-])[\w.~-]*[/\\][\w.~/\\-]*\w", r"(?<![\w.~-])(?:[\w.~-]*/|[\w.~-]+\\)[\w.~/\\-]*\w")
+assert _PATH_TOKEN_V8 != _PATH_TOKEN
+PATH_MISSING_V8 = (PATH_MISSING[0], PATH_MISSING[1], PATH_MISSING[2],
+                   _r(r"(?:" + _NOT_FOUND_WORDS + r"|\bno [\w-]+ (?:was |were )?found\b)[^\n]{0,80}?" + _PATH_TOKEN_V8 + "|"
+                      + _PATH_TOKEN_V8 + r"[^\n]{0,80}?" + _NOT_FOUND_WORDS))
+
+
+def _v8_rules() -> list[tuple[str, str, float, re.Pattern]]:
+    rules = [PATH_MISSING_V8 if rule[0] == PATH_MISSING[0] else rule for rule in _v7_rules()]
+    return RULES_V8_ADDED + rules[:-2] + [CONFIG_ERRORS] + rules[-2:]
+
+
+RULES_V8 = RuleSetV7("8", _v8_rules(), TYPE_DEFAULTS_V5)

@@ -495,3 +495,43 @@ def test_a_message_printed_above_its_frames_is_read():
     a = analyse_text(log, tagging_config="tagging:2026-11e")
     assert (a.category, a.rule) == ("corrupt_data", "corrupt_data.format.unparsed_tail")
     assert analyse_text(log, tagging_config="tagging:2026-11d").category == "unclassified"   # released: unchanged
+
+
+# --- tagging:2026-11f: rules version 8 ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("message, category, rule", [
+    ("RuntimeError: Check failed: *handle != nullptr CreateFileMapping() failed. GetLastError() = 1455",
+     "cpu_oom", "cpu_oom.windows_commit_limit"),
+    ("OSError: The paging file is too small for this operation to complete. (os error 1455)", "cpu_oom",
+     "cpu_oom.windows_commit_limit"),
+    ("RuntimeError: Internal: src/sentencepiece_processor.cc(1101) [model_proto->ParseFromArray(serialized.data(), "
+     "serialized.size())]", "corrupt_data", "corrupt_data.sentencepiece_model"),
+    ("RuntimeError: NCCL error: invalid usage, Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1a000",
+     "illegal_argument", "illegal_argument.nccl_duplicate_gpu"),
+    ("Exception: Error while deserializing header: first line was \"version https://git-lfs.github.com/spec/v1\"",
+     "corrupt_data", "corrupt_data.git_lfs_pointer"),
+    ("tensorflow.python.framework.errors_impl.UnimplementedError: File system scheme '[local]' not implemented (file: "
+     "'train-images-idx3-ubyte')", "path_not_found", "path_not_found.tpu_local_path"),
+    ("tensorflow.python.framework.errors_impl.FailedPreconditionError: Error while reading resource variable "
+     "prune/mask from Container: localhost. This could mean that the variable was uninitialized. Not found: "
+     "Resource localhost/prune/mask does not exist.", "framework_api_misuse", "framework_api_misuse.tf_graph_texts"),
+    ("RuntimeError: unexpected EOF, expected 789915 more bytes. The file might be corrupted.", "corrupt_data",
+     "corrupt_data.short_file_and_video_decode"),
+    ("NullReferenceException: Object reference not set to an instance of an object", "null_reference",
+     "null_reference.runtime_null"),
+    ("olmo.exceptions.OLMoConfigurationError: Checkpoint for step 0 already exists, use --save_overwrite",
+     "illegal_argument", "illegal_argument.config_error_type"),
+    ("ValueError: No model found for dqn on SpaceInvadersNoFrameskip-v4, path: logs/dqn/SpaceInvadersNoFrameskip-v4.zip",
+     "path_not_found", "path_not_found.named_path_missing"),
+])
+def test_rules_v8_read_more_producer_texts(message, category, rule):
+    log = TRACEBACK_HEAD + message + "\n"
+    a = analyse_text(log, tagging_config="tagging:2026-11f")
+    assert (a.category, a.rule) == (category, rule), a.evidence
+    assert analyse_text(log, tagging_config="tagging:2026-11e").rule != rule or rule == "path_not_found.named_path_missing"
+
+
+def test_rules_v8_a_backslash_in_a_repr_is_no_path():
+    log = TRACEBACK_HEAD + "KeyError: \"The following input nodes were not found: {'input'}\\n\"\n"
+    assert analyse_text(log, tagging_config="tagging:2026-11e").category == "path_not_found"   # released: unchanged
+    assert analyse_text(log, tagging_config="tagging:2026-11f").category == "key_not_found"
