@@ -249,7 +249,6 @@ MESSAGE_RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p
 ]]
 
 
-
 def _lower_literals(pattern: str) -> str:
     """The pattern for lower-cased text: literal letters lower-cased, escapes (\\S, \\W, \\D) kept."""
     out, i = [], 0
@@ -286,6 +285,11 @@ TYPE_DEFAULTS: dict[str, tuple[str, float]] = {
 _UNCLASSIFIED_TYPES = {"RuntimeError", "Exception", "Error", "SystemError", "Fatal", "CheckFailed"}
 
 
+def _rule_text(short_type: str, message: str) -> str:
+    """What message rules read: "ShortType: message", cut to its head."""
+    return (f"{short_type}: {message}" if short_type else message)[:MAX_TAG_CHARS]
+
+
 class RuleSet:
     """One released set of rules: message rules (first match wins), then defaults by exception type."""
 
@@ -300,8 +304,7 @@ class RuleSet:
     def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
         """Tag one failure. `context` is a few log lines just before it (used for native assertions)."""
         short = exception_type.rsplit(".", 1)[-1]
-        text = f"{short}: {message}" if short else message
-        text = text[:MAX_TAG_CHARS]
+        text = _rule_text(short, message)
         evidence = text.splitlines()[0] if text else ""
         lowered = _lowered(text)
         for (rid, category, confidence, pattern), fast in self._rules:
@@ -401,7 +404,6 @@ def _without(rules, dropped: dict[str, tuple[str, ...]]):
             source = source.replace(bounded, "", 1)
         out.append((rid, cat, conf, re.compile(source, re.I | re.S)))
     return out
-
 
 
 class RuleSetV5(RuleSet):
@@ -599,13 +601,21 @@ RULES_V7_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
 # A named file or directory that is missing, in any library's words: "Image Not Found ../images/1.jpg",
 # "Dataset not found at data/VOC2007", "Unable to find resource: /data/tfds", "Can't find a checkpoint index
 # (checkpoint-1000) in ./output". A path-like token (a separator, or a file extension) within the line.
-_PATH_TOKEN = (r"(?:(?<![\w.~-])[\w.~-]*[/\\][\w.~/\\-]*\w|\b[\w-]+\.(?:jpe?g|png|bmp|tiff?|json|ya?ml|txt|csv|tsv|npy|npz|pkl|pickle"
-               r"|pth?|ckpt|bin|h5|hdf5|safetensors|tfrecords?|pb|onnx|wav|flac|mp[34]|avi|parquet|arrow|zip|tar|gz|xml"
-               r"|mat|cfg|model)\b)")
+_FILE_NAME_TOKEN = (r"\b[\w-]+\.(?:jpe?g|png|bmp|tiff?|json|ya?ml|txt|csv|tsv|npy|npz|pkl|pickle"
+                    r"|pth?|ckpt|bin|h5|hdf5|safetensors|tfrecords?|pb|onnx|wav|flac|mp[34]|avi|parquet|arrow|zip|tar|gz|xml"
+                    r"|mat|cfg|model)\b")
+_PATH_TOKEN = r"(?:(?<![\w.~-])[\w.~-]*[/\\][\w.~/\\-]*\w|" + _FILE_NAME_TOKEN + ")"
 _NOT_FOUND_WORDS = (r"(?:not found|does ?n[o']t exist|not exist|(?:can ?not|can't|could ?not|couldn't) (?:be )?(?:find|found|located?)"
                     r"|unable to (?:find|locate)|failed to (?:find|locate)|is missing|are missing)")
-PATH_MISSING = ("path_not_found.named_path_missing", "path_not_found", 0.8,
-                _r(_NOT_FOUND_WORDS + r"[^\n]{0,80}?" + _PATH_TOKEN + "|" + _PATH_TOKEN + r"[^\n]{0,80}?" + _NOT_FOUND_WORDS))
+
+
+def _named_path_missing(leading_words: str, path_token: str) -> tuple[str, str, float, re.Pattern]:
+    """The named-path family: words that say something is missing and a path token on one line, either order."""
+    return ("path_not_found.named_path_missing", "path_not_found", 0.8,
+            _r(leading_words + r"[^\n]{0,80}?" + path_token + "|" + path_token + r"[^\n]{0,80}?" + _NOT_FOUND_WORDS))
+
+
+PATH_MISSING = _named_path_missing(_NOT_FOUND_WORDS, _PATH_TOKEN)
 # A value that an argument may not take, in the words libraries use for it, for exception types that say nothing by
 # themselves (RuntimeError, Exception, AssertionError, a library's own error): "Invalid value for argument", "Unknown
 # model name", "Unsupported optimizer type", "should be a positive integer value, but got", "must be one of".
@@ -616,8 +626,6 @@ ARGUMENT_WORDS = ("illegal_argument.argument_words", "illegal_argument", 0.75, _
     r"|\b(?:should|must|has to|needs to) be (?:a |an )?(?:positive|non-?negative|greater|less|larger|smaller|between|one of|in (?:\[|\(|range)"
     r"|divisible|at (?:least|most)|a multiple of|equal to|set|specified|provided|either)"
     r"|\bis not (?:a )?(?:supported|valid|allowed)\b|\bnot supported (?:yet|for|by|with|when|in)\b|\bexpected one of\b"))
-
-
 
 
 _NESTED_TYPE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (.+)", re.S)
@@ -656,20 +664,19 @@ class RuleSetV7(RuleSetV5):
         if found.rule != "unclassified.no_rule":
             return found
         rid, category, confidence, pattern = ARGUMENT_WORDS
-        short = exception_type.rsplit(".", 1)[-1]
-        text = (f"{short}: {message}" if short else message)[:MAX_TAG_CHARS]
+        text = _rule_text(exception_type.rsplit(".", 1)[-1], message)
         m = pattern.search(text)
         return Tag(category, confidence, rid, _evidence_line(text, m.start())) if m else found
 
 
-def _v7_rules() -> list[tuple[str, str, float, re.Pattern]]:
-    """Version 6's list with the new families first and the named-path family beside the missing-path rule."""
+def _v6_rules_with(path_missing) -> list[tuple[str, str, float, re.Pattern]]:
+    """Version 6's list with a named-path family beside the missing-path rule."""
     rules = []
     for rule in RULES_V6_ADDED + FRAMEWORK_RULES + _without(MESSAGE_RULES, _V5_DROPPED):
         rules.append(rule)
         if rule[0] == "path_not_found.missing":
-            rules.append(PATH_MISSING)
-    return RULES_V7_ADDED + rules + [READER_EXCEPTIONS, CALL_SIGNATURE]
+            rules.append(path_missing)
+    return rules
 
 
 # Readers and parsers of a file format that could not read what they were given (torchfile.T7ReaderException,
@@ -687,7 +694,9 @@ CALL_SIGNATURE = ("type_mismatch.call_signature", "type_mismatch", 0.85, _r(
     r"|\(\) takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"))
 
 
-RULES_V7 = RuleSetV7("7", _v7_rules(), TYPE_DEFAULTS_V5)
+# Version 7: its new families first, then version 6's rules with the named-path family, then the late families.
+RULES_V7 = RuleSetV7("7", RULES_V7_ADDED + _v6_rules_with(PATH_MISSING) + [READER_EXCEPTIONS, CALL_SIGNATURE],
+                     TYPE_DEFAULTS_V5)
 
 
 # ------------------------------------------------------------------------------------------ version 8
@@ -737,16 +746,11 @@ CONFIG_ERRORS = ("illegal_argument.config_error_type", "illegal_argument", 0.8,
                  _r(r"^(?:[\w.]+\.)?\w*(?<!mis)Config(?:uration|Composition)?(?:Error|Exception):"))   # not Lightning's Misconfiguration
 # The named-path family of version 7, with libraries' "no <thing> found" wording ("No model found for dqn on
 # SpaceInvadersNoFrameskip-v4, path: logs/dqn/SpaceInvadersNoFrameskip-v4.zip").
-_PATH_TOKEN_V8 = _PATH_TOKEN.replace(r"(?<![\w.~-])[\w.~-]*[/\\][\w.~/\\-]*\w", r"(?<![\w.~-])(?:[\w.~-]*/|[\w.~-]+\\)[\w.~/\\-]*\w")
-assert _PATH_TOKEN_V8 != _PATH_TOKEN
-PATH_MISSING_V8 = (PATH_MISSING[0], PATH_MISSING[1], PATH_MISSING[2],
-                   _r(r"(?:" + _NOT_FOUND_WORDS + r"|\bno [\w-]+ (?:was |were )?found\b)[^\n]{0,80}?" + _PATH_TOKEN_V8 + "|"
-                      + _PATH_TOKEN_V8 + r"[^\n]{0,80}?" + _NOT_FOUND_WORDS))
+# A backslash separator needs a name before it: the "\\n" of a repr is no path.
+_PATH_TOKEN_V8 = r"(?:(?<![\w.~-])(?:[\w.~-]*/|[\w.~-]+\\)[\w.~/\\-]*\w|" + _FILE_NAME_TOKEN + ")"
+PATH_MISSING_V8 = _named_path_missing(r"(?:" + _NOT_FOUND_WORDS + r"|\bno [\w-]+ (?:was |were )?found\b)", _PATH_TOKEN_V8)
 
 
-def _v8_rules() -> list[tuple[str, str, float, re.Pattern]]:
-    rules = [PATH_MISSING_V8 if rule[0] == PATH_MISSING[0] else rule for rule in _v7_rules()]
-    return RULES_V8_ADDED + rules[:-2] + [CONFIG_ERRORS] + rules[-2:]
-
-
-RULES_V8 = RuleSetV7("8", _v8_rules(), TYPE_DEFAULTS_V5)
+# Version 8: its new families before version 7's, and configuration error types before the late families.
+RULES_V8 = RuleSetV7("8", RULES_V8_ADDED + RULES_V7_ADDED + _v6_rules_with(PATH_MISSING_V8)
+                     + [CONFIG_ERRORS, READER_EXCEPTIONS, CALL_SIGNATURE], TYPE_DEFAULTS_V5)
