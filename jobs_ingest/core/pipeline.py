@@ -283,7 +283,8 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         # a confidence that says it is a guess.
         said = (frameworks.said_lines(lines, _TAIL_GUESS_LINES, python_frames=tagging.pasted_errors) if tagging.location_traces
                 else [i for i, line in enumerate(lines) if line.strip()][-_TAIL_GUESS_LINES:])
-        for index in said[::-1] + (frameworks.backticked_lines(lines) if tagging.pasted_errors else []):
+        quoted = [i for i in frameworks.backticked_lines(lines) if i not in said] if tagging.pasted_errors else []
+        for index in said[::-1] + quoted:   # each line read once
             if tagging.pasted_errors:
                 guess = frameworks.said_tag(lines[index], tagging.tag, quoted=True)
             else:
