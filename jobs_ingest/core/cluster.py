@@ -7,6 +7,12 @@ failed masked (quoted names, identifiers, paths with their base names, numbers, 
 URLs). `'DataParallel' object has no attribute 'foo'` and `... 'bar'` share a cluster; so do
 FileNotFoundErrors for different dataset files.
 
+Version 2 (grouping:2026-11c) reads the reason more closely: the message's first line (or, under a
+header such as "Error(s) in loading state_dict for X:" or TF's "2 root error(s) found.", the line that
+says what), a pasted exception inside quotes by its own type and message, and one reason in its producers'
+several wordings as one cluster (a segfault said by the shell, by Python's faulthandler or by torchrun's
+exit code; CUDA running out of memory; a missing module under ImportError or ModuleNotFoundError).
+
 Pure; part of the grouping config (configs.py): its output never changes once released.
 """
 from __future__ import annotations
@@ -60,4 +66,89 @@ def cluster_key(exception_type: str, message: str) -> tuple[str, str]:
     if not reason:
         return "", ""
     digest = hashlib.sha256(f"{CLUSTER_VERSION}\x1f{reason}".encode("utf-8", errors="replace")).hexdigest()[:16]
+    return digest, reason
+
+
+# ---- version 2 -------------------------------------------------------------------------------------------
+
+CLUSTER_VERSION_2 = "2"
+
+# An exception pasted into prose or quotes: "I get `TypeError: f() got ...`", "'KeyError: ...'".
+_PASTED_EXCEPTION = re.compile(r"(?:^|[\s:(`'\"])((?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z\d]*(?:Error|Exception|Interrupt|Exit|Failure))"
+                               r"\s*:\s*(\S.*)")
+_WHOLLY_QUOTED = re.compile(r"^\s*(?:```(?P<c>[^`]+)```|`(?P<b>[^`]+)`|\"{3}(?P<t>.+?)\"{3}|\"(?P<d>[^\"]+)\"|'(?P<s>[^']+)'"
+                            r"|‘(?P<u>[^’]+)’)\s*$")
+_HEADER = re.compile(r":\s*$|\broot error\(s\) found\b")
+_LIST_ITEM = re.compile(r"^\s*\(\d+\)\s*")                # TF's "  (0) Resource exhausted: ..."
+_HAS_WORD = re.compile(r"[^\W\d_]{2,}")
+_PLACEHOLDER = re.compile(r"<[A-Z]+>")
+
+# One reason in its producers' several wordings; the first that matches the reason's line names the cluster.
+# The texts are the producers' own: the shell's and faulthandler's "Segmentation fault", signal names and
+# numbers, an exit status of 128 + signal (bash) or a negative signal (torch.multiprocessing, torchrun's
+# "exitcode: -11"), PyTorch's and CUDA's out-of-memory sentences, Python 2's and 3's missing-module errors.
+_EXIT_STATUS = r"\bexit(?:ed with)?[ _]?(?:code|status)\s*[:=]?\s*"
+CANONICAL_REASONS: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"\bCUDA out of memory\b|\bCUDA error: out of memory\b|\bCUDA_ERROR_OUT_OF_MEMORY\b", re.I),
+     "GPU memory: CUDA out of memory"),
+    (re.compile(r"\bSIGSEGV\b|\bSegmentation fault\b|\bsignal 11\b|" + _EXIT_STATUS + r"(?:139|-11)\b", re.I),
+     "native crash: SIGSEGV (segmentation fault)"),
+    (re.compile(r"\bSIGBUS\b|\bBus error\b|\bsignal 7\b|" + _EXIT_STATUS + r"(?:135|-7)\b", re.I),
+     "native crash: SIGBUS (bus error)"),
+    (re.compile(r"\bSIGABRT\b|\bFatal Python error: Aborted\b|\bsignal 6\b|" + _EXIT_STATUS + r"(?:134|-6)\b"),
+     "native crash: SIGABRT (abort)"),
+    (re.compile(r"\bSIGKILL\b|\bsignal 9\b|^Killed\b|" + _EXIT_STATUS + r"(?:137|-9)\b"),
+     "killed: SIGKILL"),
+)
+_MISSING_MODULE = re.compile(r"\bNo module named\b")
+_CALLED = re.compile(r"(?<![<\w.])[A-Za-z_]\w*(?=\(\))")           # forward() takes ...: which function is not the reason
+
+
+def _reason_line(message: str) -> str:
+    """The line that says what failed: the first, or the one under a header that only announces it."""
+    lines = [line for line in message.splitlines() if line.strip()][:4]
+    if not lines:
+        return ""
+    first = lines[0]
+    if _HEADER.search(first) and len(lines) > 1:
+        follow = _LIST_ITEM.sub("", lines[1])
+        return follow if "root error(s)" in first else f"{first.strip()} {follow.strip()}"
+    return first
+
+
+def _unwrapped(exception_type: str, line: str) -> tuple[str, str]:
+    """A message wholly in quotes is read inside them (a KeyError's sentence, a pasted line); an exception
+    pasted into the text of a failure with no type of its own is read by its type and message."""
+    quoted = _WHOLLY_QUOTED.match(line)
+    inside = next((text for text in quoted.groups() if text), "") if quoted else ""
+    if inside and (not exception_type or len(inside.split()) >= 3):
+        line = inside
+    if not exception_type or exception_type == "Exception":
+        pasted = _PASTED_EXCEPTION.search(line)
+        if pasted:
+            exception_type, line = pasted.group(1), pasted.group(2)
+    line = line.strip().rstrip("`")
+    for quote in "'\"":
+        if line.endswith(quote) and line.count(quote) % 2:
+            line = line[:-1]
+    return exception_type, line
+
+
+def cluster_message_v2(exception_type: str, message: str) -> str:
+    exception_type, line = _unwrapped(exception_type, _reason_line(message))
+    for pattern, reason in CANONICAL_REASONS:
+        if pattern.search(line) or (exception_type and pattern.search(exception_type)):
+            return reason
+    if _MISSING_MODULE.search(line):  # Python 2's ImportError, unquoted names, a library's wrapper around it
+        return "ModuleNotFoundError: No module named <Q>"
+    reason = cluster_message(exception_type, _CALLED.sub("<ID>", line))
+    return reason if _HAS_WORD.search(_PLACEHOLDER.sub("", reason)) else ""
+
+
+def cluster_key_v2(exception_type: str, message: str) -> tuple[str, str]:
+    """(key, cluster message) of version 2; ("", "") when nothing names a reason (a bare quoted name)."""
+    reason = cluster_message_v2(exception_type, message)
+    if not reason:
+        return "", ""
+    digest = hashlib.sha256(f"{CLUSTER_VERSION_2}\x1f{reason}".encode("utf-8", errors="replace")).hexdigest()[:16]
     return digest, reason

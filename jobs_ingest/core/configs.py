@@ -28,6 +28,8 @@ class GroupingConfig:
     cluster: Callable[[str, str], tuple[str, str]] | None = None
     # A log with no parsed failure is fingerprinted with its masked last meaningful lines (not one constant).
     tail_fingerprint: bool = False
+    # Where the tag read an error inside a wrapper's (TF's "N root error(s) found."), the cluster reads it too.
+    cluster_inner_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,26 @@ GROUPING_CONFIGS: tuple[GroupingConfig, ...] = (
             exception_type, message, location, version="3"),
         cluster=cluster.cluster_key,
         tail_fingerprint=True,
+    ),
+    GroupingConfig(
+        id="grouping:2026-11c",
+        changelog="Reason clusters version 2 (cluster.py; #14.3): the message's first line is the reason (or the line "
+                  "under a header that only announces it: 'Error(s) in loading state_dict for X:'; under TF's 'N "
+                  "root error(s) found.' the root error the tag read), so log lines glued after a message no longer split a cluster; an exception pasted "
+                  "in quotes or prose is read by its own type (no longer one '<Q>' cluster for every pasted error); a "
+                  "message wholly in quotes with words in it is read inside them (a KeyError's sentence); a called "
+                  "function's name is masked; one reason in its producers' several wordings is one cluster (segfaults "
+                  "said by the shell, faulthandler or an exit status; bus errors, aborts, SIGKILL; CUDA out of memory; "
+                  "a missing module under ImportError or ModuleNotFoundError). A failure whose message names no reason "
+                  "gets no cluster. Signatures as in grouping:2026-11b, salted with normaliser version 4.",
+        normaliser_version="4",
+        masked_message=normalise.masked_message,
+        location=normalise.location,
+        fingerprint=lambda exception_type, message, location: normalise.fingerprint(
+            exception_type, message, location, version="4"),
+        cluster=cluster.cluster_key_v2,
+        tail_fingerprint=True,
+        cluster_inner_error=True,
     ),
 )
 TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (

@@ -111,7 +111,7 @@ def _analyse_lines(lines: list[str], failures: list[LogFailure], line_offset: in
     analysis = _refined(analysis, lines, line_offset, exit_code, signal, grouping, tagging)
     if grouping.cluster is None:
         return analysis
-    key, reason = grouping.cluster(*_reason(analysis))
+    key, reason = grouping.cluster(*_reason(analysis, inner_error=grouping.cluster_inner_error))
     return dataclasses.replace(analysis, cluster=key, cluster_message=reason)
 
 
@@ -119,12 +119,20 @@ _LAUNCHER_RULES = re.compile(r"^(?:cpu_oom\.(?:child_sigkill_memory|signal_sigki
                              r"|child_exit_code))$")
 
 
-def _reason(analysis: Analysis) -> tuple[str, str]:
+_TYPED_EVIDENCE = re.compile(r"([A-Z]\w*(?:Error|Exception)): (.+)", re.S)
+
+
+def _reason(analysis: Analysis, inner_error: bool = False) -> tuple[str, str]:
     """What a reason cluster is made of: the error that ended the job; but where only a launcher's summary
     ended it (no child error printed), the reason the tag states ("child killed by SIGSEGV (signal 11)"):
-    the wrapper's own message names the command and ranks, not the reason."""
+    the wrapper's own message names the command and ranks, not the reason. With `inner_error`, a TF root
+    error the tag read under "N root error(s) found." (its evidence, "Type: message")."""
     if _LAUNCHER_RULES.match(analysis.rule):
         return "", analysis.evidence.split(";")[0]
+    if inner_error and analysis.rule.endswith(".tf_root_error"):
+        inner = _TYPED_EVIDENCE.match(analysis.evidence)
+        if inner:
+            return inner.group(1), inner.group(2)
     return analysis.exception_type, analysis.message
 
 

@@ -76,3 +76,73 @@ def test_the_tail_skips_progress_bars_separators_and_blank_lines():
 def test_the_old_grouping_config_keeps_its_shared_no_failure_signature_and_has_no_clusters():
     old = [analyse_text(log, exit_code=1, grouping_config="grouping:2026-11") for log in ("a b c\nfoo bar\n", "x y z\nbaz qux\n")]
     assert old[0].fingerprint == old[1].fingerprint and old[0].cluster == ""
+
+
+# ---- reason clusters version 2 (grouping:2026-11c) -------------------------------------------------------
+
+V2, V1 = "grouping:2026-11c", "grouping:2026-11b"
+
+
+def cluster_of(log: str, grouping: str = V2, **kwargs):
+    analysis = analyse_text(log, grouping_config=grouping, **kwargs)
+    return analysis.cluster, analysis.cluster_message
+
+
+@pytest.mark.parametrize("first, second", [
+    # The shell, faulthandler and a launcher's report say one reason: a segmentation fault.
+    ("Segmentation fault (core dumped)\n", "Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f (most recent call first):\n"),
+    ("Segmentation fault (core dumped)\n",
+     "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGSEGV\n"),
+    ("Bus error (core dumped)\n", "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible "
+                                  "that dataloader's workers are out of shared memory.\n"),
+    # PyTorch's sentence under two exception types, and CUDA's own.
+    ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 10.76 GiB total capacity)\n",
+     "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.53 GiB on GPU 3.\n"),
+    ("RuntimeError: CUDA error: out of memory\n", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB.\n"),
+    # Python 2's ImportError and Python 3's ModuleNotFoundError, quoted or not.
+    ("ImportError: No module named apex\n", "ModuleNotFoundError: No module named 'flash_attn'\n"),
+    # A log line glued under the message does not make another reason.
+    ("ModuleNotFoundError: No module named 'deepspeed'\nKilling subprocess 1234\n",
+     "ModuleNotFoundError: No module named 'timm'\n"),
+    ("TypeError: forward() missing 1 required positional argument: 'mask'\n",
+     "TypeError: evaluate() missing 1 required positional argument: 'loader'\n"),
+])
+def test_version_2_gathers_one_reason_said_in_several_ways(first, second):
+    a, b = cluster_of(traceback("train", first)), cluster_of(traceback("evaluate", second))
+    assert a[0] and a == b
+
+
+@pytest.mark.parametrize("first, second", [
+    # Pasted errors (an exception quoted in a sentence) were all one '<Q>' cluster in version 1.
+    ("I get this when training: `TypeError: init_weights() takes 1 positional argument but 2 were given`\n",
+     "the run stops with `AttributeError: 'DistributedDataParallel' object has no attribute 'config'`\n"),
+    # TF's root-error header says only how many errors there were; the reason is on the next line.
+    ("tensorflow.python.framework.errors_impl.InternalError: 2 root error(s) found.\n"
+     "  (0) Internal: Blas GEMM launch failed : a.shape=(32, 784), b.shape=(784, 10), m=32, n=10, k=784\n",
+     "tensorflow.python.framework.errors_impl.InternalError: 2 root error(s) found.\n"
+     "  (0) Internal: Dst tensor is not initialized.\n"),
+    # A KeyError whose payload is a sentence is that sentence, not one more missing key.
+    ("KeyError: 'BEVDet is not in the models registry'\n", "KeyError: 'learning_rate'\n"),
+    ("Segmentation fault (core dumped)\n", "Bus error (core dumped)\n"),
+    ("Killed\n", "Segmentation fault (core dumped)\n"),
+])
+def test_version_2_keeps_apart_what_version_1_merged_or_other_reasons(first, second):
+    a, b = cluster_of(first), cluster_of(second)
+    assert a[0] and b[0] and a != b
+
+
+def test_version_2_reads_a_pasted_error_by_its_own_type_and_gives_no_cluster_to_a_bare_quote():
+    pasted = "when training, I received an error :`TypeError: init_weights() takes 1 positional argument but 2 were given`"
+    assert cluster_of(pasted + "\n")[1] == "TypeError: <ID>() takes <NUM> positional argument but <NUM> were given"
+    from jobs_ingest.core.cluster import cluster_key_v2
+    assert cluster_key_v2("", "'/data/train/part-0001.tfrecord'") == ("", "")  # a bare quoted path names no reason
+    assert cluster_key_v2("KeyError", "'lr'")[1] == "KeyError: <Q>"
+
+
+def test_version_1_is_released_and_keeps_its_clusters():
+    # What grouping:2026-11b gave before version 2 existed: its output never changes.
+    assert cluster_of("ImportError: No module named apex\n", V1)[1] == "ImportError: No module named apex"
+    assert cluster_of("`TypeError: f() takes 1 argument`\n", V1)[1] == cluster_of("`KeyError: 'lr'`\n", V1)[1] == "<Q>"
+    assert cluster_of("Segmentation fault (core dumped)\n", V1)[1] != cluster_of("Fatal Python error: Segmentation fault\n", V1)[1]
+    assert analyse_text("Killed\n", grouping_config=V1).normaliser_version == "3"
+    assert analyse_text("Killed\n").normaliser_version == "4"
