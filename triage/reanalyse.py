@@ -21,7 +21,8 @@ from django.db import transaction
 from jobs_ingest import failures
 from jobs_ingest.core import analyse_log, analyse_text
 from jobs_ingest.jobspec import SUCCESS_STATUSES
-from jobs_ingest.models import Failure, Job, Signature
+from jobs_ingest.grouping import enforce_clusters
+from jobs_ingest.models import Failure, GroupingRule, Job, Signature
 from triage.models import JudgmentEvent, SignatureTriage
 from triage.services import JUDGED_FIELDS, push_signatures_on_commit
 
@@ -40,6 +41,7 @@ class Summary:
     moves: collections.Counter = field(default_factory=collections.Counter)  # (old sig, new sig) -> failures
     carried: list[tuple[int, int]] = field(default_factory=list)            # judgments old -> new
     conflicts: list[tuple[int, int]] = field(default_factory=list)          # both judged: new kept its own
+    rules_carried: list[tuple[int, int]] = field(default_factory=list)      # grouping rules old -> new copy
 
     def lines(self, dry_run: bool) -> list[str]:
         verb = "would move" if dry_run else "moved"
@@ -47,7 +49,9 @@ class Summary:
                f"{self.moved} failures {verb} to another signature ({len(self.moves)} moves between signatures), "
                f"{self.recategorised} with another automatic category",
                f"{len(self.carried)} judgments {'would be ' if dry_run else ''}carried to new signatures, "
-               f"{len(self.conflicts)} left where the new signature had its own"]
+               f"{len(self.conflicts)} left where the new signature had its own",
+               f"{len(self.rules_carried)} grouping rules (merges, splits, cluster splits) "
+               f"{'would be ' if dry_run else ''}carried to the new fingerprints"]
         for (old, new), count in self.moves.most_common(20):
             out.append(f"  signature {old} -> {new}: {count} failures")
         return out
@@ -64,9 +68,11 @@ def reanalyse(job_ids, *, dry_run: bool = False, progress=None) -> Summary:
     summary = Summary()
     ids = list(job_ids)
     summary.jobs = len(ids)
+    placed = RulePlacements()
     for start in range(0, len(ids), BATCH):
         batch = ids[start:start + BATCH]
-        before = {f.job_id: f for f in Failure.objects.filter(job_id__in=batch).select_related("signature", "job")}
+        before = {f.job_id: f for f in Failure.objects.filter(job_id__in=batch)
+                  .select_related("signature", "job", "grouping_rule")}
         after = _dry(before) if dry_run else _real(batch, summary)
         for job_id, (signature_id, category) in after.items():
             old = before.get(job_id)
@@ -74,6 +80,9 @@ def reanalyse(job_ids, *, dry_run: bool = False, progress=None) -> Summary:
                 continue
             summary.analysed += 1
             summary.recategorised += category != old.category
+            if placed.lost(old, signature_id, dry_run):
+                continue  # counted once its rule is carried and it has followed it
+            placed.automatic[old.signature_id][signature_id] += 1
             if signature_id != old.signature_id:
                 summary.moved += 1
                 summary.moves[(old.signature_id, signature_id)] += 1
@@ -82,8 +91,107 @@ def reanalyse(job_ids, *, dry_run: bool = False, progress=None) -> Summary:
         if progress is not None:
             progress.advance(len(batch))
     if dry_run:
+        summary.rules_carried = [(rule.pk, -1) for rule in placed.rules_to_carry()] + [
+            (rule.pk, -1) for rule in _cluster_splits(placed) if placed.where(rule.target_id) != rule.target_id]
         _count_carries(summary)
+    else:
+        _carry_rules(placed, summary)
     return summary
+
+
+@dataclass
+class RulePlacements:
+    """Failures a person's rule had placed, and where each signature's own failures went."""
+    # old signature -> new signature -> failures placed automatically (by their fingerprint)
+    automatic: dict = field(default_factory=lambda: collections.defaultdict(collections.Counter))
+    # rule -> (job ids, their old signature) that the rule placed and no longer matches
+    lost_by_rule: dict = field(default_factory=dict)
+    rules: dict = field(default_factory=dict)
+
+    def lost(self, old: Failure, signature_id: int, dry_run: bool) -> bool:
+        rule = old.grouping_rule
+        if rule is None or not rule.active or rule.kind == GroupingRule.Kind.CLUSTER:
+            return False
+        if dry_run:
+            current = Signature.objects.filter(pk=signature_id).values_list("normaliser_version", flat=True).first()
+            if current == rule.normaliser_version:
+                return False
+        else:
+            now = Failure.objects.filter(job_id=old.job_id).values_list("grouping_rule_id", flat=True).first()
+            if now == rule.pk:
+                return False  # the rule still matches it
+        self.rules[rule.pk] = rule
+        self.lost_by_rule.setdefault(rule.pk, ([], old.signature_id))[0].append(old.job_id)
+        return True
+
+    def rules_to_carry(self) -> list[GroupingRule]:
+        return [self.rules[pk] for pk in sorted(self.lost_by_rule)]
+
+    def where(self, signature_id: int) -> int:
+        """Where a signature is now: the signature most of its own failures moved to (itself if none moved)."""
+        moved = self.automatic.get(signature_id)
+        return moved.most_common(1)[0][0] if moved else signature_id
+
+
+def _carry_rules(placed: RulePlacements, summary: Summary) -> None:
+    """Copy each rule that lost its failures to their new fingerprints, then let them follow it."""
+    followers: list[tuple[int, int]] = []  # (job id, old signature)
+    for rule in placed.rules_to_carry():
+        job_ids, old_signature = placed.lost_by_rule[rule.pk]
+        target = placed.where(rule.target_id)
+        new_keys = set(Failure.objects.filter(job_id__in=job_ids)
+                       .values_list("signature__fingerprint", "signature__normaliser_version"))
+        with transaction.atomic():
+            for fingerprint, version in sorted(new_keys):
+                copy, made = GroupingRule.objects.get_or_create(
+                    kind=rule.kind, fingerprint=fingerprint, normaliser_version=version, contains=rule.contains,
+                    target_id=target, active=True,
+                    defaults={"note": f"carried from rule {rule.pk} by reanalyse" + (f": {rule.note}" if rule.note else ""),
+                              "created_by": rule.created_by})
+                if made:
+                    summary.rules_carried.append((rule.pk, copy.pk))
+                    JudgmentEvent.objects.create(signature_id=target, user=None, field=f"{rule.kind} rule carried",
+                                                 old_value=f"rule {rule.pk} ({rule.normaliser_version})",
+                                                 new_value=f"rule {copy.pk} ({version}, reanalyse)")
+        followers += [(job_id, old_signature) for job_id in job_ids]
+    if followers:
+        result = failures.analyse_batch([job_id for job_id, _ in followers])
+        for job_id, old_signature in followers:
+            failure = result.failures.get(job_id)
+            if failure is None:
+                continue
+            if failure.signature_id != old_signature:
+                summary.moved += 1
+                summary.moves[(old_signature, failure.signature_id)] += 1
+        _carry_judgments(summary.moves, summary)
+    _carry_cluster_splits(placed, summary)
+
+
+def _cluster_splits(placed: RulePlacements):
+    return GroupingRule.objects.filter(kind=GroupingRule.Kind.CLUSTER, active=True,
+                                       target_id__in=list(placed.automatic)).order_by("pk")
+
+
+def _carry_cluster_splits(placed: RulePlacements, summary: Summary) -> None:
+    """A signature a person split out of a cluster keeps that cluster where its failures moved."""
+    moved_to = []
+    for rule in _cluster_splits(placed):
+        target = placed.where(rule.target_id)
+        if target == rule.target_id:
+            continue
+        new = Signature.objects.get(pk=target)
+        copy, made = GroupingRule.objects.get_or_create(
+            kind=rule.kind, fingerprint=new.fingerprint, normaliser_version=new.normaliser_version, target=new,
+            cluster=rule.cluster, active=True,
+            defaults={"note": f"carried from rule {rule.pk} by reanalyse", "created_by": rule.created_by})
+        if made:
+            summary.rules_carried.append((rule.pk, copy.pk))
+            JudgmentEvent.objects.create(signature_id=target, user=None, field="cluster rule carried",
+                                         old_value=f"rule {rule.pk}", new_value=f"rule {copy.pk} (reanalyse)")
+            moved_to.append(new)
+    if moved_to:
+        enforce_clusters(moved_to)
+        push_signatures_on_commit([s.pk for s in moved_to])
 
 
 def _real(batch: list[int], summary: Summary) -> dict[int, tuple[int | None, str]]:

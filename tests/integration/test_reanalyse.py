@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from jobs_ingest import failures, services
 from jobs_ingest.jobspec import parse_job
-from jobs_ingest.models import Failure, Signature
+from jobs_ingest.models import Failure, GroupingRule, Signature
 from triage import services as triage_services
 from triage.models import JudgmentEvent, SignatureTriage
 
@@ -75,3 +75,84 @@ def test_a_bad_date_is_a_clear_error(transactional_db):
     from django.core.management.base import CommandError
     with pytest.raises(CommandError, match="not a date"):
         run("--since", "last tuesday")
+
+
+OTHER = b"Traceback (most recent call last):\n  File \"train.py\", line 9, in main\nKeyError: 'lr_schedule'\n"
+
+
+def receive(external_id, log):
+    job = services.receive_job(parse_job({"platform": "slurm", "external_id": external_id, "status": "failed"}),
+                               io.BytesIO(log)).job
+    return failures.analyse(job.pk)
+
+
+def as_if_made_under_an_old_grouping(signatures, rules=()):
+    """Rewrite signatures (and the rules naming them) as an older grouping config would have made them."""
+    for n, signature in enumerate(signatures):
+        old = f"{n:x}" * 16
+        for rule in rules:
+            if (rule.fingerprint, rule.normaliser_version) == (signature.fingerprint, signature.normaliser_version):
+                GroupingRule.objects.filter(pk=rule.pk).update(fingerprint=old, normaliser_version="2025-01")
+        Signature.objects.filter(pk=signature.pk).update(fingerprint=old, normaliser_version="2025-01")
+
+
+def test_a_merge_survives_a_new_grouping_config(transactional_db, log_dir, es):
+    from triage import regroup
+    warmup = [receive(f"w{i}", LOG) for i in range(2)]
+    schedule = [receive(f"s{i}", OTHER) for i in range(2)]
+    target, source = warmup[0].signature, schedule[0].signature
+    regroup.merge(target, [source], None, note="both are the renamed scheduler keys")
+    assert set(Failure.objects.values_list("signature_id", flat=True)) == {target.pk}
+    as_if_made_under_an_old_grouping([target, source], list(GroupingRule.objects.all()))
+
+    dry, _ = run("--dry-run")
+    assert "1 grouping rules (merges, splits, cluster splits) would be carried" in dry
+    out, _ = run()
+    assert "1 grouping rules (merges, splits, cluster splits) carried" in out
+    # Every failure is in one current signature: the merge holds under the new fingerprints.
+    (new,) = set(Failure.objects.values_list("signature_id", flat=True))
+    assert new not in (target.pk, source.pk)
+    assert Signature.objects.get(pk=new).normaliser_version != "2025-01"
+    copy = GroupingRule.objects.get(normaliser_version=Signature.objects.get(pk=new).normaliser_version)
+    assert (copy.kind, copy.target_id, copy.active) == ("merge", new, True)
+    assert copy.note.startswith("carried from rule") and "renamed scheduler keys" in copy.note
+    assert JudgmentEvent.objects.filter(signature_id=new, field="merge rule carried").exists()
+    assert Failure.objects.filter(grouping_rule=copy).count() == 2
+    again, _ = run()
+    assert "0 failures moved" in again and "0 grouping rules" in again
+
+
+def test_a_split_survives_a_new_grouping_config(transactional_db, log_dir, es):
+    from triage import regroup
+    def short(samples):
+        return LOG.replace(b"KeyError: 'warmup_steps'", f"ValueError: batch size 64 > dataset ({samples} samples)".encode())
+    made = [receive("a", short(12)), receive("b", short(12)), receive("c", short(7))]
+    signature = made[0].signature
+    assert made[2].signature_id == signature.pk  # numbers are masked: one signature
+    split_off, _ = regroup.split(signature, "(7 samples)", None)
+    assert Failure.objects.get(job__external_id="c").signature_id == split_off.pk
+    as_if_made_under_an_old_grouping([signature, split_off], list(GroupingRule.objects.all()))
+
+    out, _ = run()
+    assert "1 grouping rules" in out
+    assert Failure.objects.get(job__external_id="c").signature_id == split_off.pk  # still split off
+    rest = set(Failure.objects.exclude(job__external_id="c").values_list("signature_id", flat=True))
+    assert len(rest) == 1 and rest != {signature.pk, split_off.pk}
+
+
+def test_a_cluster_split_survives_a_new_grouping_config(transactional_db, log_dir, es):
+    from triage import regroup
+    here = receive("h", LOG)
+    there = receive("t", LOG.replace(b"in main", b"in evaluate"))  # another function: another signature, same reason
+    assert here.signature_id != there.signature_id and here.signature.cluster == there.signature.cluster
+    key = regroup.split_cluster(here.signature.cluster, [there.signature], None)
+    as_if_made_under_an_old_grouping([here.signature, there.signature], list(GroupingRule.objects.all()))
+
+    dry, _ = run("--dry-run")
+    assert "1 grouping rules (merges, splits, cluster splits) would be carried" in dry
+    out, _ = run()
+    assert "1 grouping rules (merges, splits, cluster splits) carried" in out
+    moved = Failure.objects.get(job__external_id="t").signature
+    assert moved.pk != there.signature_id and moved.cluster == key  # the person's cluster, on the new signature
+    assert Failure.objects.get(job__external_id="h").signature.cluster != key
+    assert GroupingRule.objects.filter(kind="cluster", target=moved, cluster=key, active=True).exists()
