@@ -130,9 +130,8 @@ def test_search_from_the_header_finds_similar_failures(logged_in_page, tmp_path,
     from jobs_ingest.search import index as search_index
     from jobs_ingest.search.sync import index_failures
     index_failures([failed.failure.pk])
-    # Search is near-real-time: make the document visible now, not at the next scheduled refresh.
-    search_index.make_client(settings.ELASTICSEARCH_URL).indices.refresh(
-        index=search_index.alias_name(settings.ES_INDEX_PREFIX))
+    # Search is near-real-time: make the failure and signature documents visible now, not at the next refresh.
+    search_index.make_client(settings.ELASTICSEARCH_URL).indices.refresh(index=f"{settings.ES_INDEX_PREFIX}-*")
     page = logged_in_page("erin", groups=[ENGINEERS])
     page.keyboard.press("/")
     page.keyboard.type("CUDA out of memory. Tried to allocate 1.00 GiB")
