@@ -193,6 +193,22 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         launcher_tail=True,
         pasted_errors=True,
     ),
+    TaggingConfig(
+        id="tagging:2026-11g",
+        changelog="Infrastructure rules version 4, from a fourth development set of platform failures (tests/fixtures/"
+                  "infra4): srun's 'Task launch for <step> failed on node <host>: ...' (the node cannot start the job's "
+                  "tasks: node_lost, the node named) and TensorFlow's TPU 'ShutdownHook: lame workers found' (workers "
+                  "stopped answering heartbeats: node_lost). Program rules (version 8) and the learned fallback (ml4) as "
+                  "in 2026-11f.",
+        tagger_version="8+infra4+ml4",
+        tag=tagger.RULES_V8.tag,
+        infra_rules=infra.INFRA_V4,
+        learned_model="learned_model_ml4.json",
+        frameworks=True,
+        location_traces=True,
+        launcher_tail=True,
+        pasted_errors=True,
+    ),
 )
 
 

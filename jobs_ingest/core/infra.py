@@ -377,3 +377,19 @@ _RULES_V3_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re
 _KEYWORDS_V3 = _KEYWORDS_V2 + ("errno 122", "disk quota exceeded", "edquot", "device handle for gpu", "gpu is lost",
                                "unexpectedly rebooted", "call to ")
 INFRA_V3 = InfraRules("3", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED, _KEYWORDS_V3, _LOOKALIKES, _PROGRAM_EXCEPTION)
+
+# ------------------------------------------------------------------------------------------ version 4
+# From the fourth development set (tests/fixtures/infra4, plain-language queries, 2026-11-25), each rule from its
+# producer's wording.
+_RULES_V4_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    # srun when slurmd on a node refuses or cannot start the step's tasks (src/api/step_launch.c: "Task launch for
+    # %ps failed on node %s: %s": an expired or invalid credential after a reboot, a failed prolog, a lost
+    # connection): the node cannot run the job, whatever the program.
+    ("infra.slurm_task_launch_failed", "node_lost", 0.75, r"\bTask launch for \S+ failed on node \S+:"),
+    # TensorFlow's TPU ShutdownHook (tpu/session_support.py) when workers stop answering heartbeats: "ShutdownHook:
+    # lame workers found: ..." (a preempted or dead TPU host); the hook checkpoints and stops for a restart.
+    ("infra.tf_lame_workers", "node_lost", 0.75, r"\bShutdownHook: lame workers found\b"),
+]]
+_KEYWORDS_V4 = _KEYWORDS_V3 + ("task launch for", "lame workers")
+INFRA_V4 = InfraRules("4", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V4_ADDED, _KEYWORDS_V4, _LOOKALIKES,
+                      _PROGRAM_EXCEPTION)

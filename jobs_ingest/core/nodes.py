@@ -86,13 +86,14 @@ _HOST = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})*"
 # (hostname:pid:tid [cudaDev], src/debug.cc) and its socket addresses "10.0.0.1<port>"
 # (ncclSocketToString); Slurm's slurmstepd "*** JOB n ON host CANCELLED ..." and srun's
 # "srun: error: host: task n: ..." / "Node failure on host"; torchrun's ChildFailedError summary
-# "host : name"; c10d socket.cpp "(host, port)" and "[host]:port"; Kubernetes' NodeLost message
+# "host : name", srun's "Task launch for n.0 failed on node host: ..."; c10d socket.cpp "(host, port)" and "[host]:port"; Kubernetes' NodeLost message
 # "Node %v which was running pod %v is unresponsive"; syslog "Mon dd hh:mm:ss host kernel: ...".
 _NAMED = [re.compile(p) for p in [
     r"(?:^|[\s\]>|])(" + _HOST + r"):\d+:\d+ \[\d+\] (?:\S+ )?NCCL\b",
     r"\b(?:peer|from|to) (" + _HOST + r")<\d+>",
     r"\*\*\* (?:JOB|STEP) [\w.+]+ (?:STEPD TERMINATED )?ON (" + _HOST + r") (?:CANCELLED|AT)\b",
     r"srun: error: (" + _HOST + r"): tasks? [\d,-]+:",
+    r"\bTask launch for \S+ failed on node (" + _HOST + r"):",   # srun (src/api/step_launch.c)
     r"\b[Nn]ode failure on (" + _HOST + r")",
     r"^\s*(?:\[\w+\]:)?\s*host\s*:\s*(" + _HOST + r")\s*$",
     r"\((" + _HOST + r"), \d{1,5}\)",

@@ -11,12 +11,15 @@ from pathlib import Path
 import pytest
 
 from jobs_ingest.core import configs, infra, taxonomy
-from jobs_ingest.core.infra import CATEGORIES, INFRA_V1, INFRA_V2, INFRA_V3, INFRASTRUCTURE, detect, is_platform_fault
+from jobs_ingest.core.infra import (CATEGORIES, INFRA_V1, INFRA_V2, INFRA_V3, INFRA_V4, INFRASTRUCTURE, detect,
+                                    is_platform_fault)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
 FIXTURES2 = FIXTURES.with_name("infra2")   # the second development set (all dev), sampled in plain words
 FIXTURES3 = FIXTURES.with_name("infra3")   # the third (all dev), plain words again, more look-alikes
+FIXTURES4 = FIXTURES.with_name("infra4")   # the fourth (all dev), plain words, session 10
 FIXTURES_HELDOUT2 = FIXTURES.with_name("infra_heldout2")   # a second held-out slice (all held out), never tuned on
+FIXTURES_HELDOUT3 = FIXTURES.with_name("infra_heldout3")   # a third held-out slice (all held out), never tuned on
 
 
 def _cases(split, folder=FIXTURES):
@@ -149,7 +152,8 @@ def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
 
 
 def test_the_newest_tagging_config_uses_the_newest_infrastructure_rules():
-    assert configs.tagging_config().infra_rules is INFRA_V3
+    assert configs.tagging_config().infra_rules is INFRA_V4
+    assert configs.tagging_config("tagging:2026-11f").infra_rules is INFRA_V3
     assert configs.tagging_config("tagging:2026-11d").infra_rules is INFRA_V2
     assert configs.tagging_config("tagging:2026-11c").infra_rules is INFRA_V1
 
@@ -353,8 +357,40 @@ def test_version_3_knows_more_producer_texts_and_version_2_is_unchanged(line, ca
     assert INFRA_V2.detect([line]) is None or INFRA_V2.detect([line]).rule != rule
 
 
+# The fourth set, with version 4 (written from its misses under version 3, before any rule changed: 3/6 platform
+# failures found, 6/8 look-alikes kept; with version 4: 5/6 found, 4 in the expected category, 6/8 kept). What is
+# left, and why:
+KNOWN_DEV4_MISSES = {
+    "node_loss/t5-japanese-1-preemptible-tpu-lame-workers.log":
+        "lame TPU workers are found (node_lost); that the TPU was preemptible is known only from the thread",
+    "storage/practical-ml-vision-book-13-gcs-403-account-problem.log":
+        "a 403 is usually the reader's own permissions; the bucket owner's outage is known only from the thread",
+    "lookalike/finetune-chatglm2-13-store-get-socket-timeout-slow-tokenizing.log":
+        "a store timeout reads as the network's; rank 0 still tokenizing is known only from the thread",
+    "lookalike/hybrik-207-client-socket-connect-timeout-default-dist-url.log":
+        "a connect timeout to the master reads as the network's; the default dist_url is known only from the thread",
+}
+
+
+@pytest.mark.parametrize("case", [_expect(c, KNOWN_DEV4_MISSES) for c in _cases("dev", FIXTURES4)])
+def test_fourth_dev_set_with_version_4(case):
+    _assert_finding(case, _detect_case(case, INFRA_V4))
+
+
+@pytest.mark.parametrize("line, category, rule, hosts", [
+    ("srun: error: Task launch for 36.0 failed on node cn131: Job credential expired", "node_lost",
+     "infra.slurm_task_launch_failed", ("cn131",)),
+    ("INFO:tensorflow:ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0/task:0/device:CPU:0)",
+     "node_lost", "infra.tf_lame_workers", ()),
+])
+def test_version_4_knows_more_producer_texts_and_version_3_is_unchanged(line, category, rule, hosts):
+    found = INFRA_V4.detect([line])
+    assert (found.category, found.rule, found.hosts) == (category, rule, hosts)
+    assert found.retry_advice.startswith("retry") and INFRA_V3.detect([line]) is None
+
+
 def _heldout_figures(rules):
-    cases = _cases("heldout") + _cases("heldout", FIXTURES_HELDOUT2)
+    cases = _cases("heldout") + _cases("heldout", FIXTURES_HELDOUT2) + _cases("heldout", FIXTURES_HELDOUT3)
     infra_cases = [c for c in cases if c["expected_dimension"] == INFRASTRUCTURE]
     lookalikes = [c for c in cases if c["expected_dimension"] != INFRASTRUCTURE]
     findings = {c["file"]: _detect_case(c, rules) for c in cases}
@@ -383,6 +419,10 @@ def _heldout_figures(rules):
 # unchanged, 19/23, 7/9, 7/9; the second held-out slice (tests/fixtures/infra_heldout2, 15 cases collected the same
 # day, labelled before anything ran): 8/9 detected, all in the expected category, 6/6 look-alikes kept, hosts 1/1
 # (version 2 gives the same). Both slices together: 27/32 detected, 13/15 kept, 8/10 with every host.
+# Measured once on 2026-11-25 (session 10) with infra.INFRA_V3, then INFRA_V4 (frozen after the fourth dev set, before
+# the run), on a third held-out slice (tests/fixtures/infra_heldout3, 10 cases collected that day by a helper who read
+# no rule, labelled before anything ran): 3/4 detected, all in the expected category, 5/6 look-alikes kept, hosts 2/3,
+# the same with both versions. All three slices: 30/36 detected, 18/21 kept, 10/13 with every host.
 # Below the issue's targets, so expected to fail until rules improve from new dev evidence (never from these).
 @pytest.mark.xfail(reason="held-out figures below issue #15's targets (see comment above)", strict=False)
 @pytest.mark.skipif(not _cases("heldout"), reason="no held-out fixtures")

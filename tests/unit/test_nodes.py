@@ -9,6 +9,7 @@ from jobs_ingest.core.nodes import MAX_NODES, expand_nodelist, hosts_in
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
 FIXTURES2 = FIXTURES.with_name("infra2")   # the second development set (all dev)
 FIXTURES3 = FIXTURES2.with_name("infra3")
+FIXTURES4 = FIXTURES2.with_name("infra4")
 
 
 def _cases(split, folder=FIXTURES):
@@ -133,7 +134,8 @@ def _expect(case):
     return pytest.param(case, id=case["file"], marks=pytest.mark.xfail(reason=reason, strict=True) if reason else ())
 
 
-@pytest.mark.parametrize("case", [_expect(c) for c in _cases("dev") + _cases("dev", FIXTURES2) + _cases("dev", FIXTURES3)])
+@pytest.mark.parametrize("case", [_expect(c) for c in _cases("dev") + _cases("dev", FIXTURES2) + _cases("dev", FIXTURES3)
+                                                  + _cases("dev", FIXTURES4)])
 def test_every_host_of_a_dev_fixture_is_found(case):
     lines = (case["folder"] / case["file"]).read_text(errors="replace").splitlines()
     found = hosts_in(lines)
