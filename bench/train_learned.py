@@ -7,7 +7,7 @@
     .venv/bin/python bench/train_learned.py --markdown   # also print the figures as a Markdown section
 
 Deterministic: records in file order, sorted features, fixed seeds, sorted JSON; run twice with the same
---date and the artefact is byte-identical. The held-out sets (bench/devset/issues_heldout2, bench/heldout3, bench/heldout4,
+--date and the artefact is byte-identical. The held-out sets (bench/devset/issues_heldout2, bench/heldout3, bench/heldout4, bench/heldout5,
 tests/fixtures/infra) are never read. Progress goes to stderr, the summary to stdout.
 """
 from __future__ import annotations

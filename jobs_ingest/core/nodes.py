@@ -94,6 +94,8 @@ _NAMED = [re.compile(p) for p in [
     r"\*\*\* (?:JOB|STEP) [\w.+]+ (?:STEPD TERMINATED )?ON (" + _HOST + r") (?:CANCELLED|AT)\b",
     r"srun: error: (" + _HOST + r"): tasks? [\d,-]+:",
     r"\bTask launch for \S+ failed on node (" + _HOST + r"):",   # srun (src/api/step_launch.c)
+    # Ray prefixes a worker's output with "(RayTrainWorker pid=6420, ip=10.0.0.3)".
+    r"^\((?:\w+ )?pid=\d+, ip=([0-9A-Fa-f:.]+|" + _HOST + r")\)",
     r"\b[Nn]ode failure on (" + _HOST + r")",
     r"^\s*(?:\[\w+\]:)?\s*host\s*:\s*(" + _HOST + r")\s*$",
     r"\((" + _HOST + r"), \d{1,5}\)",
@@ -127,6 +129,13 @@ _FAILURE_LINE = re.compile(
 _NOT_HOSTS = {"localhost", "localhost.localdomain", "none", "null", "unknown", "nan"}
 
 
+# Ray's actor-death error lists the dead actor's fields under its first line, its node's address among them
+# (ray/exceptions.py, ActorDiedError: "\tclass_name: ...", "\tpid: ...", "\tip: 10.0.0.3").
+_RAY_ACTOR_DIED = re.compile(r"RayActorError|ActorDiedError|The actor died\b")
+_RAY_ACTOR_IP = re.compile(r"^\s+ip: ([0-9A-Fa-f:.]+|" + _HOST + r")\s*$")
+_RAY_FIELDS = 8
+
+
 def hosts_in(lines: list[str]) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
@@ -134,10 +143,14 @@ def hosts_in(lines: list[str]) -> list[str]:
     addresses name no particular node and are left out.
     """
     found: list[str] = []
+    ray_fields = 0  # lines left of a Ray actor-death block
     for line in lines:
         hosts = _assigned_hosts(line) if "node" in line.lower() or "host" in line.lower() else []
         if _FAILURE_LINE.search(line):
             hosts += _hosts_of_line(line)
+        ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
+        if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
+            hosts += [h for h in [_clean(m.group(1))] if h]
         for host in hosts:
             if host not in found:
                 found.append(host)

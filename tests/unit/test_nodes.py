@@ -112,6 +112,15 @@ def test_hosts_from_pdsh_line_prefix():
     assert hosts_in(["gpu0: RuntimeError: CUDA error", "rank1: Traceback error", "RuntimeError: x failed"]) == []
 
 
+def test_hosts_from_ray_actor_death_and_worker_prefix():
+    died = ["ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
+            "\tclass_name: RayTrainWorker", "\tpid: 6420", "\tip: 10.72.56.3",
+            "The actor is dead because its node has died."]
+    assert hosts_in(died) == ["10.72.56.3"]
+    assert hosts_in(["\tip: 10.72.56.3"]) == []   # an "ip:" field outside an actor's death names nothing
+    assert hosts_in(["(RayTrainWorker pid=812, ip=gpu-node-4) RuntimeError: NCCL error"]) == ["gpu-node-4"]
+
+
 def test_info_lines_accuse_no_host():
     assert hosts_in(["gpu-a1:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"]) == []
 
@@ -120,10 +129,8 @@ def test_info_lines_accuse_no_host():
 # which column is the node; guessing from column order would fit one paste, so it stays a known miss.
 KNOWN_DEV_MISSES = {
     "node_loss/operate-first-1352-evicted-disk-pressure.log": "node only in a kubectl table column",
-    # infra2: an incident report that names nodes in Markdown bold, and Ray's actor-died block whose "ip:" field
-    # is not a failure line; neither is a format a scheduler or library prints on a failure line.
+    # infra2: an incident report that names nodes in Markdown bold: not a format a scheduler or library prints.
     "gpu_hardware/marin-8934-cuda-error-contained-nvlink.log": "nodes named in Markdown prose",
-    "node_loss/ray-43751-actor-dead-node-died.log": "address only in Ray's 'ip:' context field",
     # infra3: a node-down form where the host is named mid-sentence ("gpu nodes are down too, c015: Reason=...").
     "node_loss/arjuna-164-slurm-node-unexpectedly-rebooted.log": "host named mid-sentence in a form",
 }
