@@ -41,7 +41,7 @@ DEVSET = ROOT / "bench" / "devset"
 TRAIN_FILES = [DEVSET / "notebook_crashes.jsonl", DEVSET / "programs.jsonl", DEVSET / "job_logs.jsonl",
                DEVSET / "issues" / "dev.jsonl", DEVSET / "issues" / "heldout.jsonl", DEVSET / "issues2" / "dev.jsonl",
                DEVSET / "issues3" / "dev.jsonl", DEVSET / "issues4" / "dev.jsonl",
-               DEVSET / "issues5" / "dev.jsonl"]
+               DEVSET / "issues5" / "dev.jsonl", DEVSET / "issues6" / "dev.jsonl"]
 FEATURES = {"max_chars": 300, "char_ngrams": [4, 4], "context_lines": 3,
             "type_weight": 1.0, "word_weight": 1.0, "char_weight": 1.0, "context_weight": 1.0}
 MODEL = {"C": 0.2, "min_df": 2, "calibration_folds": 3, "min_class_support": 3, "prune_below": 0.05,
@@ -222,6 +222,18 @@ def choose_thresholds(rows: list[dict], preds: list[tuple[str, float]]) -> dict:
     return best[1]
 
 
+def choose_guarded(rows: list[dict], preds: list[tuple[str, float]]) -> tuple[dict, tuple[float, float]]:
+    """choose_thresholds, but the path that replaces a rule's answer (rule_unsure_below > 0) is kept only where it
+    helps beyond doubt: its gain over the same thresholds without it, groups resampled, must have a 95% interval
+    above zero. Without it the fallback answers only what the rules left unclassified. Returns (thresholds, gain)."""
+    chosen = choose_thresholds(rows, preds)
+    without = {**chosen, "rule_unsure_below": 0.0, "model_min_probability": DEFAULT_THRESHOLDS["model_min_probability"]}
+    truth = [row["rec"]["category"] for row in rows]
+    gain = group_bootstrap_diff(rows, [combine(row, p, without) == y for row, p, y in zip(rows, preds, truth)],
+                                [combine(row, p, chosen) == y for row, p, y in zip(rows, preds, truth)])
+    return (without if chosen["rule_unsure_below"] > 0 and gain[0] <= 0 else chosen), gain
+
+
 def cross_validate(rows: list[dict], feats: list[dict], k: int) -> tuple[list[tuple[str, float]], list[int]]:
     from sklearn.model_selection import GroupKFold
     labels = [row["rec"]["category"] for row in rows]
@@ -264,12 +276,12 @@ def evaluate(rows: list[dict], feats: list[dict], k: int) -> tuple[dict, dict]:
     nested_ok, per_fold = [False] * len(rows), []
     for f in range(k):
         others = [i for i in range(len(rows)) if fold_of[i] != f]
-        t = choose_thresholds([rows[i] for i in others], [preds[i] for i in others])
+        t, _ = choose_guarded([rows[i] for i in others], [preds[i] for i in others])
         per_fold.append(t)
         for i in range(len(rows)):
             if fold_of[i] == f:
                 nested_ok[i] = combine(rows[i], preds[i], t) == truth[i]
-    final = choose_thresholds(rows, preds)
+    final, override_gain = choose_guarded(rows, preds)
     final_got = [combine(row, p, final) for row, p in zip(rows, preds)]
     n = len(rows)
 
@@ -301,6 +313,7 @@ def evaluate(rows: list[dict], feats: list[dict], k: int) -> tuple[dict, dict]:
                     for f in dict.fromkeys(r["file"] for r in rows)
                     for ix in [[i for i, r in enumerate(rows) if r["file"] == f]]},
         "per_fold_thresholds": per_fold, "model_expected_calibration_error": ece,
+        "override_path_gain_group_bootstrap95": list(override_gain),
         "reliability": {f"{b / 10:.1f}-{(b + 1) / 10:.1f}": {"n": c[0], "accuracy": c[1] / c[0]}
                         for b, c in sorted(bins.items())},
     }

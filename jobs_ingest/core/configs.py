@@ -45,6 +45,7 @@ class TaggingConfig:
     location_traces: bool = False                      # native backtraces, TF op traces skipped when last lines are read
     launcher_tail: bool = False                        # a log ending on a launcher's child-exit report is read by it
     pasted_errors: bool = False                        # errors as people paste them: quoted in a sentence, or a message above its frames
+    tail_reading: bool = False                         # no parsed failure: a TF root-error report or a cut exception name at the end
 
 
 class UnknownConfig(ValueError):
@@ -208,6 +209,30 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         location_traces=True,
         launcher_tail=True,
         pasted_errors=True,
+    ),
+    TaggingConfig(
+        id="tagging:2026-11h",
+        changelog="Rules version 9, from a sixth development set sampled by repository (bench/devset/issues6), each rule "
+                  "from its producer's text: TF's Saver on a checkpoint that does not fit the graph (tensor_mismatch), "
+                  "torch.distributions finding NaN in its parameters (loss_nan), torch's 'storage has wrong size' "
+                  "(corrupt_data), struct's range check (illegal_argument), TF while-loop, DataLoader and torch.jit tracer "
+                  "misuse texts (framework_api_misuse), TF's BFC allocator running out of GPU memory (gpu_oom), errno 20/21 "
+                  "(path_not_found); exception types whose library documents them (librosa's ParameterError, "
+                  "IOError/EnvironmentError as OSError, schema ValidationErrors, huggingface_hub's and datasets' not-found "
+                  "errors, HFValidationError, GatedRepoError, TF's NotFoundError); an error AutoGraph wrapped 'in user "
+                  "code:' read by the error it wraps. A log with no parsed failure is read closer: a TF root-error report "
+                  "printed as a log record, and a last line that is an exception name cut short. Infrastructure rules "
+                  "version 5 (tests/fixtures/infra5): the driver's NV_ERR_RESET_REQUIRED, Grid Engine's 'failed 25 : "
+                  "rescheduling'. Learned fallback ml5, retrained with issues6.",
+        tagger_version="9+infra5+ml5",
+        tag=tagger.RULES_V9.tag,
+        infra_rules=infra.INFRA_V5,
+        learned_model="learned_model_ml5.json",
+        frameworks=True,
+        location_traces=True,
+        launcher_tail=True,
+        pasted_errors=True,
+        tail_reading=True,
     ),
 )
 

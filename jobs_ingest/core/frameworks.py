@@ -351,3 +351,53 @@ def see_above_failure(lines: list[str]) -> LogFailure | None:
         if m:
             return LogFailure(m.group("type"), m.group("msg").strip(), k, k, kind="python")
     return None
+
+
+# --- a log with no parsed failure, read closer (tagging:2026-11h) -----------------------------------
+_TAIL_ROOT_SCAN = 40
+_MARKDOWN_QUOTE = re.compile(r"^\s*>\s?")
+
+
+def tail_root_error(lines: list[str]) -> tuple[int, str, str] | None:
+    """(line index, type, message) of the first sub-error of a TF root-error report among the last lines, printed as
+    a log record rather than raised ("Exiting due to exception: 2 root error(s) found." then "(0) Invalid argument:
+    ..." and TF's "0 derived errors ignored." footer), or None."""
+    start = max(0, len(lines) - _TAIL_ROOT_SCAN)
+    bodies = [_MARKDOWN_QUOTE.sub("", strip_prefixes(line)[0]) for line in lines[start:]]
+    heads = [k for k, body in enumerate(bodies) if _ROOT_ERRORS.search(body)]
+    if not heads:
+        return None
+    sub = tf_root_error("\n".join(bodies[heads[-1]:]))
+    if not sub or not sub[0]:
+        return None
+    first = next((k for k in range(heads[-1], len(bodies)) if "(0)" in bodies[k]), heads[-1])
+    return start + first, sub[0], sub[1]
+
+
+# Exception names a cut last line may begin: Python's own, and the frameworks' most common.
+KNOWN_EXCEPTION_NAMES = (
+    "ArithmeticError", "AssertionError", "AttributeError", "BlockingIOError", "BrokenPipeError", "BufferError",
+    "ChildProcessError", "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
+    "EOFError", "FileExistsError", "FileNotFoundError", "FloatingPointError", "ImportError", "IndentationError",
+    "IndexError", "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError",
+    "MemoryError", "ModuleNotFoundError", "NameError", "NotADirectoryError", "NotImplementedError", "OSError",
+    "OverflowError", "PermissionError", "ProcessLookupError", "RecursionError", "ReferenceError", "RuntimeError",
+    "StopIteration", "SyntaxError", "SystemError", "TabError", "TimeoutError", "TypeError", "UnboundLocalError",
+    "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError", "ValueError", "ZeroDivisionError",
+    "OutOfMemoryError", "InvalidArgumentError", "ResourceExhaustedError", "NotFoundError", "FailedPreconditionError",
+    "UnimplementedError", "InternalError", "MXNetError", "ChildFailedError", "CalledProcessError",
+)
+_CUT_NAME = re.compile(r"^[A-Z][A-Za-z]{4,}$")
+
+
+def cut_exception_name(lines: list[str], names: tuple[str, ...] = KNOWN_EXCEPTION_NAMES) -> tuple[int, str] | None:
+    """(line index, exception type) when the log's last line is an exception name cut short ("ModuleNotFoun",
+    "AttributeErro": a log truncated inside its exception line), naming exactly one known type; else None."""
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=None)
+    if last is None:
+        return None
+    body = _MARKDOWN_QUOTE.sub("", strip_prefixes(lines[last])[0]).strip()
+    if not _CUT_NAME.match(body):
+        return None
+    matches = [name for name in names if name.startswith(body) and name != body]
+    return (last, matches[0]) if len(matches) == 1 else None

@@ -393,3 +393,17 @@ _RULES_V4_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re
 _KEYWORDS_V4 = _KEYWORDS_V3 + ("task launch for", "lame workers")
 INFRA_V4 = InfraRules("4", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V4_ADDED, _KEYWORDS_V4, _LOOKALIKES,
                       _PROGRAM_EXCEPTION)
+
+# ------------------------------------------------------------------------------------------ version 5
+# From the fifth development set (tests/fixtures/infra5, 2026-11-25), each rule from its producer's wording.
+_RULES_V5_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    # The NVIDIA driver's status NV_ERR_RESET_REQUIRED ("NVRM: ... Assertion failed: Reset required
+    # [NV_ERR_RESET_REQUIRED]"): the GPU must be reset before it can run anything again.
+    ("infra.nvrm_reset_required", "gpu_hardware", 0.85, r"\bNV_ERR_RESET_REQUIRED\b"),
+    # Grid Engine's accounting (qacct -j: "failed 25 : rescheduling"): the job was taken off its host and queued
+    # again, as when the host goes down or is removed from the cluster.
+    ("infra.sge_rescheduled", "node_lost", 0.6, r"^\s*failed\s+25\s*:\s*rescheduling\b"),
+]]
+_KEYWORDS_V5 = _KEYWORDS_V4 + ("nv_err_reset_required", "rescheduling")
+INFRA_V5 = InfraRules("5", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V4_ADDED + _RULES_V5_ADDED, _KEYWORDS_V5,
+                      _LOOKALIKES, _PROGRAM_EXCEPTION)

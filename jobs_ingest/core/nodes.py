@@ -111,9 +111,10 @@ _NAMED = [re.compile(p) for p in [
     r"^(?!(?:gpu|cuda|rank|device|dev|local_?rank)\d+:)([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*): (?=\S)",
 ]]
 # Where a scheduler records the nodes it gave the job, on any line: slurmctld "Allocate JobId=n
-# NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n".
-_ASSIGNED = re.compile(r"\bNodeList=(\S+)|\bExec[ _]host\s*[:=]\s*(" + _HOST + r")/|\bnodeName:\s*\"?(" + _HOST + r")",
-                       re.I)
+# NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n", Grid Engine's
+# accounting record "hostname   n" (qacct -j).
+_ASSIGNED = re.compile(r"\bNodeList=(\S+)|\bExec[ _]host\s*[:=]\s*(" + _HOST + r")/|\bnodeName:\s*\"?(" + _HOST + r")"
+                       r"|^hostname\s+(" + _HOST + r")\s*$", re.I)
 # "[node12]": a bracketed bare name with a digit, but not the prefixes launchers put on lines.
 _BRACKETED = re.compile(r"\[([A-Za-z][A-Za-z0-9-]*\d[A-Za-z0-9-]*)\]")
 _NOT_BRACKET_HOST = re.compile(r"(?i)^(?:rank|default|local_?rank|cuda|dev|device|pid|tid|e|w|i|v|"
@@ -166,7 +167,7 @@ def _assigned_hosts(line: str) -> list[str]:
             except ValueError:
                 continue  # a garbled list names no node we could trust
         else:
-            hosts.append(m.group(2) or m.group(3))
+            hosts.append(m.group(2) or m.group(3) or m.group(4))
     return [h for h in (_clean(h) for h in hosts) if h and h.lower() not in ("(null)", "none")]
 
 

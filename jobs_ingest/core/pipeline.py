@@ -273,6 +273,27 @@ def _recovered(lines: list[str], terminal: LogFailure | None) -> LogFailure | No
     return terminal
 
 
+def _tail_reading(lines: list[str], tagging: TaggingConfig) -> tuple[int, Tag, str] | None:
+    """A log with no parsed failure that still says what failed at its end: TF's root-error report printed as a log
+    record (its first sub-error is read), or an exception line cut after a few letters of its name (the type is
+    read). (line index, tag as a guess, message), or None when neither is there or the rules make nothing of it."""
+    root = frameworks.tail_root_error(lines)
+    if root is not None:
+        index, kind, text = root
+        found = tagging.tag(kind, text)
+        if found.category != "unclassified":
+            return index, Tag(found.category, round(min(0.6, found.confidence - 0.2), 2),
+                              found.rule + ".tail_root_error", found.evidence), f"{kind}: {text}"[:MAX_MESSAGE_CHARS]
+    cut = frameworks.cut_exception_name(lines)
+    if cut is not None:
+        index, kind = cut
+        found = tagging.tag(kind, "")
+        if found.category != "unclassified":
+            return index, Tag(found.category, round(min(0.5, found.confidence - 0.3), 2), found.rule + ".cut_name",
+                              lines[index].strip()), f"{kind} (the log is cut inside its exception line: {lines[index].strip()!r})"
+    return None
+
+
 def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: GroupingConfig,
                      tagging: TaggingConfig) -> Analysis:
     """No failure the parser recognises: the scheduler's exit status, or else the last lines' words."""
@@ -292,7 +313,8 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         said = (frameworks.said_lines(lines, _TAIL_GUESS_LINES, python_frames=tagging.pasted_errors) if tagging.location_traces
                 else [i for i, line in enumerate(lines) if line.strip()][-_TAIL_GUESS_LINES:])
         quoted = [i for i in frameworks.backticked_lines(lines) if i not in said] if tagging.pasted_errors else []
-        for index in said[::-1] + quoted:   # each line read once
+        closer = _tail_reading(lines, tagging) if tagging.tail_reading else None
+        for index in ([] if closer else said[::-1] + quoted):   # each line read once
             if tagging.pasted_errors:
                 guess = frameworks.said_tag(lines[index], tagging.tag, quoted=True)
             else:
@@ -304,9 +326,12 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
                 message = lines[index].strip()
                 break
         else:
-            launched = frameworks.launcher_tail_tag(lines, Tag) if tagging.launcher_tail else None
+            launched = frameworks.launcher_tail_tag(lines, Tag) if tagging.launcher_tail and not closer else None
             if launched is not None:   # the log ends on a launcher's report of its child's exit
                 category, confidence, rule, message = launched.category, launched.confidence, launched.rule, launched.evidence
+        if closer is not None:
+            evidence_index, tag, message = closer
+            category, rule, confidence = tag.category, tag.rule, tag.confidence
     signature_text = message
     if grouping.tail_fingerprint and rule in (_NO_FAILURE_RULE, _KILLED_RULE):
         # Not one shared "no failure" signature: the log's own last words tell such failures apart.

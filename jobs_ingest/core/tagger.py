@@ -754,3 +754,84 @@ PATH_MISSING_V8 = _named_path_missing(r"(?:" + _NOT_FOUND_WORDS + r"|\bno [\w-]+
 # Version 8: its new families before version 7's, and configuration error types before the late families.
 RULES_V8 = RuleSetV7("8", RULES_V8_ADDED + RULES_V7_ADDED + _v6_rules_with(PATH_MISSING_V8)
                      + [CONFIG_ERRORS, READER_EXCEPTIONS, CALL_SIGNATURE], TYPE_DEFAULTS_V5)
+
+
+# ------------------------------------------------------------------------------------------ version 9
+# Tagging config "tagging:2026-11h". From a sixth development set sampled by repository (bench/devset/issues6), each
+# rule from its producer's own text, and exception types whose library documents what they mean.
+RULES_V9_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # TF's Saver (training/saver.py) when a checkpoint's variables do not fit the graph: "Restoring from checkpoint
+    # failed. This is most likely due to a mismatch between the current graph and the graph from the checkpoint."
+    ("tensor_mismatch.tf_restore_graph", "tensor_mismatch", 0.85,
+     r"Restoring from checkpoint failed\. This is most likely due to a mismatch between the current graph and the graph"),
+    # torch.distributions' argument validation (distribution.py: "Expected parameter loc (...) of distribution Normal
+    # (...) to satisfy the constraint Real(), but found invalid values: tensor([[nan, ...") with NaN among the values:
+    # the model's outputs went NaN.
+    ("loss_nan.distribution_nan", "loss_nan", 0.8,
+     r"to satisfy the constraint [\w.]+\(.{0,80}?\), but found invalid values:[\s\S]{0,400}?\bnan\b"),
+    # torch's deserialiser (csrc/generic/serialization.cpp: "storage has wrong size: expected %ld got %ld"): the file's
+    # storages are not what its records say, a cut or damaged checkpoint.
+    ("corrupt_data.torch_storage_size", "corrupt_data", 0.8, r"storage has wrong size: expected \d+ got \d+"),
+    # CPython's struct module packing a value its format cannot hold ("'i' format requires -2147483648 <= number <=
+    # 2147483647", as multiprocessing does for a message over 2 GB): a value out of the argument's range.
+    ("illegal_argument.struct_range", "illegal_argument", 0.75, r"format requires -?\d+ <= number <= \d+"),
+    # TF graph misuse in TF's own words (ops/control_flow_util.py: "Cannot use 'a' as input to 'b' because they are in
+    # different while loops"), torch's DataLoader refusing a changed attribute (utils/data/dataloader.py: "dataset
+    # attribute should not be set after DataLoader is initialized"), torch.jit's tracer ("Only tensors or tuples of
+    # tensors can be output from traced functions", "Tracing failed sanity checks! ... Graphs differed across
+    # invocations"): the framework used against its rules.
+    ("framework_api_misuse.graph_and_tracer_texts", "framework_api_misuse", 0.8,
+     r"because they are in different while loops|attribute should not be set after \w+ is initialized"
+     r"|can be output from traced functions|Tracing failed sanity checks|Graphs differed across invocations"),
+    # TF's BFC allocator giving up on a GPU ("Allocator (GPU_0_bfc) ran out of memory trying to allocate 12.32MiB"), read
+    # where no exception followed it (a log that ends on the allocator's report).
+    ("gpu_oom.tf_bfc_allocator", "gpu_oom", 0.8, r"Allocator \(GPU_\d+_bfc\) ran out of memory trying to allocate"),
+    # errno 21 EISDIR / 20 ENOTDIR in any wrapper ("Error: [Errno 21] Is a directory: '~/.cache/torch/hub/checkpoints/'"):
+    # a path that names a directory where a file was meant, or the reverse.
+    ("path_not_found.errno_directory", "path_not_found", 0.75, r"\[Errno 2[01]\] (?:Is a|Not a) directory"),
+]]
+# Exception types whose library says what they mean: librosa's ParameterError ("mal-formed inputs"), Python 3's
+# aliases of OSError, validation errors (pydantic, jsonschema, marshmallow: a configuration that breaks its schema),
+# huggingface_hub's and datasets' not-found errors (a repository, revision or file that does not exist), its
+# HFValidationError (a repo id that is not one) and GatedRepoError (no access), TF's NotFoundError ("a requested
+# entity, e.g. a file or directory, was not found"). Read after every message rule.
+TYPE_DEFAULTS_V9: dict[str, tuple[str, float]] = {
+    **TYPE_DEFAULTS_V5,
+    "ParameterError": ("illegal_argument", 0.7),
+    "IOError": ("path_not_found", 0.4), "EnvironmentError": ("path_not_found", 0.4),
+    "ValidationError": ("illegal_argument", 0.7), "HFValidationError": ("illegal_argument", 0.8),
+    "RepositoryNotFoundError": ("path_not_found", 0.75), "RevisionNotFoundError": ("path_not_found", 0.75),
+    "EntryNotFoundError": ("path_not_found", 0.75), "LocalEntryNotFoundError": ("path_not_found", 0.75),
+    "DatasetNotFoundError": ("path_not_found", 0.75), "GatedRepoError": ("permission_denied", 0.75),
+    "NotFoundError": ("path_not_found", 0.6),
+}
+# TF's AutoGraph wraps an error raised inside a tf.function as "<Type>: in user code:" followed by the user's frames
+# and, on its last typed line, the error itself ("    AssertionError: X must have rank 2").
+_IN_USER_CODE = re.compile(r"^\s*in user code:\s*$", re.M)
+_TYPED_LINE = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.+)$", re.M)
+
+
+_ONLY_A_WRAPPER = re.compile(r"\s*\d+ root error\(s\) found\.?\s*")
+
+
+class RuleSetV9(RuleSetV7):
+    """Version 9: an error AutoGraph wrapped ("in user code:") is read by the error it wraps; a TF root error whose
+    sub-error is only another wrapper line says no cause (version 9's type defaults must not read one into it)."""
+
+    def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
+        from .frameworks import tf_root_error
+        sub = tf_root_error(message or "")
+        if sub and _ONLY_A_WRAPPER.fullmatch(sub[1]):
+            return Tag("unclassified", 0.2, "unclassified.tf_root_error",
+                       (message or "").strip().splitlines()[0][:200] + " (no readable sub-error)")
+        if message and _IN_USER_CODE.match(message):
+            inner = _TYPED_LINE.findall(message)
+            if inner:
+                found = super().tag(inner[-1][0], inner[-1][1], context)
+                if found.category != "unclassified":
+                    return found
+        return super().tag(exception_type, message, context)
+
+
+RULES_V9 = RuleSetV9("9", RULES_V9_ADDED + RULES_V8_ADDED + RULES_V7_ADDED + _v6_rules_with(PATH_MISSING_V8)
+                     + [CONFIG_ERRORS, READER_EXCEPTIONS, CALL_SIGNATURE], TYPE_DEFAULTS_V9)

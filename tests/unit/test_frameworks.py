@@ -535,3 +535,71 @@ def test_rules_v8_a_backslash_in_a_repr_is_no_path():
     log = TRACEBACK_HEAD + "KeyError: \"The following input nodes were not found: {'input'}\\n\"\n"
     assert analyse_text(log, tagging_config="tagging:2026-11e").category == "path_not_found"   # released: unchanged
     assert analyse_text(log, tagging_config="tagging:2026-11f").category == "key_not_found"
+
+
+# --- tagging:2026-11h: rules version 9 and a closer reading of logs with no parsed failure ----------------------
+
+@pytest.mark.parametrize("message, category, rule", [
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Restoring from checkpoint failed. This is most "
+     "likely due to a mismatch between the current graph and the graph from the checkpoint. Please ensure that you "
+     "have not altered the graph expected based on the checkpoint.", "tensor_mismatch", "tensor_mismatch.tf_restore_graph"),
+    ("ValueError: Expected parameter loc (Tensor of shape (1, 30)) of distribution Normal(loc: torch.Size([1, 30]), "
+     "scale: torch.Size([1, 30])) to satisfy the constraint Real(), but found invalid values:\ntensor([[nan, nan, nan]])",
+     "loss_nan", "loss_nan.distribution_nan"),
+    ("RuntimeError: storage has wrong size: expected 0 got 512", "corrupt_data", "corrupt_data.torch_storage_size"),
+    ("struct.error: 'i' format requires -2147483648 <= number <= 2147483647", "illegal_argument",
+     "illegal_argument.struct_range"),
+    ("ValueError: Cannot use 'model/while/MatMul' as input to 'model/while_1/Reshape' because they are in different "
+     "while loops.", "framework_api_misuse", "framework_api_misuse.graph_and_tracer_texts"),
+    ("ValueError: dataset attribute should not be set after DataLoader is initialized", "framework_api_misuse",
+     "framework_api_misuse.graph_and_tracer_texts"),
+    ("torch.jit._trace.TracingCheckError: Tracing failed sanity checks!\nERROR: Graphs differed across invocations!",
+     "framework_api_misuse", "framework_api_misuse.graph_and_tracer_texts"),
+    ("OSError: Error: [Errno 21] Is a directory: '/home/u/.cache/torch/hub/checkpoints/'", "path_not_found",
+     "path_not_found.errno_directory"),
+    ("librosa.util.exceptions.ParameterError: Buffer is too short (n=0) for frame_length=2048", "illegal_argument",
+     "illegal_argument.type.ParameterError"),
+    ("huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
+     "'/data/ckpt/llama'. Use `repo_type` argument if needed.", "illegal_argument", "illegal_argument.type.HFValidationError"),
+    ("huggingface_hub.errors.GatedRepoError: 403 Client Error. Cannot access gated repo for url "
+     "https://huggingface.co/org/model/resolve/main/config.json.", "permission_denied", "permission_denied.type.GatedRepoError"),
+    ("marshmallow.exceptions.ValidationError: {'lr': ['Missing data for required field.']}", "illegal_argument",
+     "illegal_argument.type.ValidationError"),
+])
+def test_rules_v9_read_more_producer_texts(message, category, rule):
+    log = TRACEBACK_HEAD + message + "\n"
+    a = analyse_text(log, tagging_config="tagging:2026-11h")
+    assert (a.category, a.rule) == (category, rule), a.evidence
+    assert analyse_text(log, tagging_config="tagging:2026-11g").rule != rule   # released: unchanged
+
+
+def test_rules_v9_read_the_error_autograph_wrapped():
+    log = TRACEBACK_HEAD + ("ValueError: in user code:\n\n    File \"train.py\", line 12, in step  *\n        logits = "
+                            "model(x)\n\n    ValueError: Input 0 of layer \"dense\" is incompatible with the layer: "
+                            "expected axis -1 of input shape to have value 784, but received input with shape (None, 28)\n")
+    assert analyse_text(log, tagging_config="tagging:2026-11h").category == "tensor_mismatch"
+
+
+@pytest.mark.parametrize("tail, category, rule", [
+    # TF's root-error report printed by a trainer's logger (no exception raised to the top), quoted in Markdown: its
+    # first sub-error's status decides.
+    ("> Generated 64 train batches\n> Exiting due to exception: 1 root error(s) found.\n>   (0) Invalid argument: "
+     "assertion failed: [Condition x == y did not hold element-wise:] [x = ] [15125] [y = ] [11000]\n>\t [[node "
+     "model/assert_equal/Assert/Assert (defined at train.py:699) ]]\n>\t [[model/clip_by_value/_2571]]\n"
+     "> 0 successful operations.\n> 0 derived errors ignored.\n", "illegal_argument", ".tail_root_error"),
+    # A log cut inside its exception line.
+    ("  File \"/srv/app/server.py\", line 4, in <module>\n    from parler_tts import ParlerTTSForConditionalGeneration\n"
+     "ModuleNotFoun\n", "library_not_found", ".cut_name"),
+    ("step 4\nAttributeErro\n", "attribute_not_found", ".cut_name"),
+])
+def test_version_9_reads_closer_a_log_with_no_parsed_failure(tail, category, rule):
+    a = analyse_text(tail, tagging_config="tagging:2026-11h")
+    assert (a.found, a.category) == (False, category) and a.rule.endswith(rule), a.rule
+    assert a.confidence <= 0.6
+    assert analyse_text(tail, tagging_config="tagging:2026-11g").category == "unclassified"   # released: unchanged
+
+
+@pytest.mark.parametrize("last", ["Stage", "Error", "Exception done", "Unicod"])
+def test_a_last_word_that_names_no_single_exception_is_not_read_as_one(last):
+    # "Error" and "Unicod" begin several known names; a word that begins none is a word.
+    assert analyse_text(f"step 4\n{last}\n", tagging_config="tagging:2026-11h").category == "unclassified"

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 
 from jobs_ingest.core import configs, infra, taxonomy
-from jobs_ingest.core.infra import (CATEGORIES, INFRA_V1, INFRA_V2, INFRA_V3, INFRA_V4, INFRASTRUCTURE, detect,
-                                    is_platform_fault)
+from jobs_ingest.core.infra import (CATEGORIES, INFRA_V1, INFRA_V2, INFRA_V3, INFRA_V4, INFRA_V5, INFRASTRUCTURE,
+                                    detect, is_platform_fault)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
 FIXTURES2 = FIXTURES.with_name("infra2")   # the second development set (all dev), sampled in plain words
 FIXTURES3 = FIXTURES.with_name("infra3")   # the third (all dev), plain words again, more look-alikes
 FIXTURES4 = FIXTURES.with_name("infra4")   # the fourth (all dev), plain words, session 10
+FIXTURES5 = FIXTURES.with_name("infra5")   # the fifth (all dev), plain words, session 10
 FIXTURES_HELDOUT2 = FIXTURES.with_name("infra_heldout2")   # a second held-out slice (all held out), never tuned on
 FIXTURES_HELDOUT3 = FIXTURES.with_name("infra_heldout3")   # a third held-out slice (all held out), never tuned on
 
@@ -152,7 +153,8 @@ def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
 
 
 def test_the_newest_tagging_config_uses_the_newest_infrastructure_rules():
-    assert configs.tagging_config().infra_rules is INFRA_V4
+    assert configs.tagging_config().infra_rules is INFRA_V5
+    assert configs.tagging_config("tagging:2026-11g").infra_rules is INFRA_V4
     assert configs.tagging_config("tagging:2026-11f").infra_rules is INFRA_V3
     assert configs.tagging_config("tagging:2026-11d").infra_rules is INFRA_V2
     assert configs.tagging_config("tagging:2026-11c").infra_rules is INFRA_V1
@@ -387,6 +389,30 @@ def test_version_4_knows_more_producer_texts_and_version_3_is_unchanged(line, ca
     found = INFRA_V4.detect([line])
     assert (found.category, found.rule, found.hosts) == (category, rule, hosts)
     assert found.retry_advice.startswith("retry") and INFRA_V3.detect([line]) is None
+
+
+# The fifth set, with version 5 (written from its misses under version 4, before any rule changed: 5/7 platform
+# failures found, 2/3 look-alikes kept; with version 5: 7/7 found, 2/3 kept). What is left, and why:
+KNOWN_DEV5_MISSES = {
+    "lookalike/insightface-1444-nccl-unhandled-system-error-docker-network.log":
+        "NCCL's 'unhandled system error' reads as the platform's; the container's network mode is known only from the thread",
+}
+
+
+@pytest.mark.parametrize("case", [_expect(c, KNOWN_DEV5_MISSES) for c in _cases("dev", FIXTURES5)])
+def test_fifth_dev_set_with_version_5(case):
+    _assert_finding(case, _detect_case(case, INFRA_V5))
+
+
+@pytest.mark.parametrize("line, category, rule", [
+    ("[Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] "
+     "(0x00000062) returned from status @ kernel_channel.c:2874", "gpu_hardware", "infra.nvrm_reset_required"),
+    ("failed       25  : rescheduling", "node_lost", "infra.sge_rescheduled"),
+])
+def test_version_5_knows_more_producer_texts_and_version_4_is_unchanged(line, category, rule):
+    found = INFRA_V5.detect([line])
+    assert (found.category, found.rule) == (category, rule) and found.retry_advice.startswith("retry")
+    assert INFRA_V4.detect([line]) is None
 
 
 def _heldout_figures(rules):

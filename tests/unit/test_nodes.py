@@ -10,6 +10,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
 FIXTURES2 = FIXTURES.with_name("infra2")   # the second development set (all dev)
 FIXTURES3 = FIXTURES2.with_name("infra3")
 FIXTURES4 = FIXTURES2.with_name("infra4")
+FIXTURES5 = FIXTURES2.with_name("infra5")
 
 
 def _cases(split, folder=FIXTURES):
@@ -121,6 +122,11 @@ def test_hosts_from_ray_actor_death_and_worker_prefix():
     assert hosts_in(["(RayTrainWorker pid=812, ip=gpu-node-4) RuntimeError: NCCL error"]) == ["gpu-node-4"]
 
 
+def test_hosts_from_grid_engine_accounting():
+    assert hosts_in(["hostname     ip-172-31-128-119.us-west-2.compute.internal", "failed       25  : rescheduling"]) == [
+        "ip-172-31-128-119.us-west-2.compute.internal"]
+
+
 def test_info_lines_accuse_no_host():
     assert hosts_in(["gpu-a1:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"]) == []
 
@@ -142,7 +148,7 @@ def _expect(case):
 
 
 @pytest.mark.parametrize("case", [_expect(c) for c in _cases("dev") + _cases("dev", FIXTURES2) + _cases("dev", FIXTURES3)
-                                                  + _cases("dev", FIXTURES4)])
+                                                  + _cases("dev", FIXTURES4) + _cases("dev", FIXTURES5)])
 def test_every_host_of_a_dev_fixture_is_found(case):
     lines = (case["folder"] / case["file"]).read_text(errors="replace").splitlines()
     found = hosts_in(lines)
