@@ -62,11 +62,14 @@ def cluster_message(exception_type: str, message: str) -> str:
 
 def cluster_key(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message); ("", "") when there is nothing to cluster on."""
-    reason = cluster_message(exception_type, message)
+    return _keyed(CLUSTER_VERSION, cluster_message(exception_type, message))
+
+
+def _keyed(version: str, reason: str) -> tuple[str, str]:
+    """(key, reason): the key hashes the reason salted with its cluster version; ("", "") for no reason."""
     if not reason:
         return "", ""
-    digest = hashlib.sha256(f"{CLUSTER_VERSION}\x1f{reason}".encode("utf-8", errors="replace")).hexdigest()[:16]
-    return digest, reason
+    return hashlib.sha256(f"{version}\x1f{reason}".encode("utf-8", errors="replace")).hexdigest()[:16], reason
 
 
 # ---- version 2 -------------------------------------------------------------------------------------------
@@ -147,8 +150,4 @@ def cluster_message_v2(exception_type: str, message: str) -> str:
 
 def cluster_key_v2(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 2; ("", "") when nothing names a reason (a bare quoted name)."""
-    reason = cluster_message_v2(exception_type, message)
-    if not reason:
-        return "", ""
-    digest = hashlib.sha256(f"{CLUSTER_VERSION_2}\x1f{reason}".encode("utf-8", errors="replace")).hexdigest()[:16]
-    return digest, reason
+    return _keyed(CLUSTER_VERSION_2, cluster_message_v2(exception_type, message))
