@@ -82,7 +82,8 @@ def reanalyse(job_ids, *, dry_run: bool = False, progress=None) -> Summary:
             summary.recategorised += category != old.category
             if placed.lost(old, signature_id, dry_run):
                 continue  # counted once its rule is carried and it has followed it
-            placed.automatic[old.signature_id][signature_id] += 1
+            if old.grouping_rule_id is None:  # where a signature's own failures go says where the signature is now
+                placed.automatic[old.signature_id][signature_id] += 1
             if signature_id != old.signature_id:
                 summary.moved += 1
                 summary.moves[(old.signature_id, signature_id)] += 1

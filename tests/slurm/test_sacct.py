@@ -90,6 +90,9 @@ def test_a_slurmctld_restart_does_not_flip_what_was_stored(sacct_done, log_dir, 
                          what="slurmctld's restart to rewrite the time limit's exit code to 0:15 "
                               "(it does so for jobs that ended within MinJobAge)")
     assert rewritten["State"] == "TIMEOUT"
+    # The cancelled job's record is rewritten too, not necessarily at the same moment: ingest once both are.
+    wait_for(lambda: [r["ExitCode"] for r in cluster.sacct_rows([jobs.id_of("cancel-running")])] == ["0:15"], timeout=30,
+             what="slurmctld's restart to rewrite the cancelled job's exit code to 0:15")
     assert [r["State"] for r in cluster.sacct_rows([jobs.id_of("cancel-running")])] == ["CANCELLED"]   # 'by' gone
 
     _, err = ingest(monkeypatch, cluster.sacct_parsable2(jobs.ids), "--logs", str(jobs.folder))
