@@ -13,6 +13,10 @@ says what), a pasted exception inside quotes by its own type and message, and on
 several wordings as one cluster (a segfault said by the shell, by Python's faulthandler or by torchrun's
 exit code; CUDA running out of memory; a missing module under ImportError or ModuleNotFoundError).
 
+Version 3 (grouping:2026-11d) masks what version 2 still kept of *which* thing (devices, Python's spelling
+hint, a count's plural, a KeyError's key type, the sequence indexed) and gathers two more reasons said in
+several ways: a path that does not exist (ENOENT) and host memory running out.
+
 Pure; part of the grouping config (configs.py): its output never changes once released.
 """
 from __future__ import annotations
@@ -137,9 +141,10 @@ def _unwrapped(exception_type: str, line: str) -> tuple[str, str]:
     return exception_type, line
 
 
-def cluster_message_v2(exception_type: str, message: str) -> str:
+def cluster_message_v2(exception_type: str, message: str,
+                       canonical: tuple[tuple[re.Pattern, str], ...] = CANONICAL_REASONS) -> str:
     exception_type, line = _unwrapped(exception_type, _reason_line(message))
-    for pattern, reason in CANONICAL_REASONS:
+    for pattern, reason in canonical:
         if pattern.search(line) or (exception_type and pattern.search(exception_type)):
             return reason
     if _MISSING_MODULE.search(line):  # Python 2's ImportError, unquoted names, a library's wrapper around it
@@ -151,3 +156,50 @@ def cluster_message_v2(exception_type: str, message: str) -> str:
 def cluster_key_v2(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 2; ("", "") when nothing names a reason (a bare quoted name)."""
     return _keyed(CLUSTER_VERSION_2, cluster_message_v2(exception_type, message))
+
+
+# ---- version 3 -------------------------------------------------------------------------------------------
+
+CLUSTER_VERSION_3 = "3"
+
+# Version 3's further producers' wordings of one reason, after version 2's: Python's, the C library's and TF's
+# texts for a path that does not exist (ENOENT), and Python's, NumPy's, PyTorch's, C++'s and Windows' for host
+# memory running out. (A None used as a value stays split by what was done with it: a cluster is finer than
+# the category null_reference.)
+CANONICAL_REASONS_V3 = CANONICAL_REASONS + (
+    (re.compile(r"^(?!.*\bshared (?:object|librar))(?:.*\[Errno 2\]|.*\bNo such file or directory\b|.*\bENOENT\b"
+                r"|FileNotFoundError$)"),                     # a shared library the loader cannot find is not a path
+     "path not found: No such file or directory (ENOENT)"),
+    (re.compile(r"^MemoryError$|\bDefaultCPUAllocator: (?:can't|not enough memory)|\bUnable to allocate [^ ]+ [KMGT]?i?B\b"
+                r"|\bstd::bad_alloc\b|\[Errno 12\] Cannot allocate memory|\bpaging file is too small\b|\[WinError 1455\]", re.I),
+     "host memory: out of memory"),
+)
+
+# What version 2 still kept of *which* thing failed, or of the sentence's grammar: a device name, Python's
+# spelling hint, a count's plural and verb agreement, several masked names in a list, a KeyError's key
+# type, the kind of sequence indexed.
+_DEVICE = re.compile(r"(?<![\w<])(?:cuda|cpu|mps|xla|xpu|hpu|meta|tpu|gpu)(?::<NUM>)?(?![\w>])", re.I)
+_SPELLING_HINT = re.compile(r"\.?\s*(?:Did you mean|Perhaps you meant)\b.*$")      # Python 3.10+: "Did you mean: 'x'?"
+_COUNTED_PLURAL = re.compile(r"(<NUM> (?:[a-z-]+ ){0,2}?[a-z]{2,}[^\Wsiu])s\b")  # "missing <NUM> required positional arguments"
+_COUNTED_VERB = re.compile(r"(<NUM>) (?:was|were)\b")                            # "but <NUM> was given" / "were given"
+_NAME_LIST = re.compile(r"(<[A-Z]+>)(?:\s*,?\s*(?:and|or)?\s*\1)+")             # "<Q>, <Q>, and <Q>"
+_BARE_KEY = re.compile(r"^KeyError: (?:<Q>|<NUM>|<ID>)$")
+_SEQUENCE_INDEX = re.compile(r"\b(?:list|tuple|string|str|array|bytes|range)( assignment)? index out of range")
+_CANONICAL_V3 = frozenset(reason for _, reason in CANONICAL_REASONS_V3)
+
+
+def cluster_message_v3(exception_type: str, message: str) -> str:
+    reason = cluster_message_v2(exception_type, message, CANONICAL_REASONS_V3)
+    if not reason or reason in _CANONICAL_V3:
+        return reason
+    reason = _SPELLING_HINT.sub("", reason)
+    reason = _DEVICE.sub("<DEVICE>", reason)
+    reason = _COUNTED_PLURAL.sub(r"\1", _COUNTED_VERB.sub(r"\1 were", reason))
+    reason = _NAME_LIST.sub(r"\1", reason)
+    reason = _SEQUENCE_INDEX.sub(r"<SEQ>\1 index out of range", reason)
+    return "KeyError: <KEY>" if _BARE_KEY.match(reason) else reason.strip()
+
+
+def cluster_key_v3(exception_type: str, message: str) -> tuple[str, str]:
+    """(key, cluster message) of version 3: version 2's reason with the rest of *which* masked."""
+    return _keyed(CLUSTER_VERSION_3, cluster_message_v3(exception_type, message))

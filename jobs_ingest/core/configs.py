@@ -100,6 +100,23 @@ GROUPING_CONFIGS: tuple[GroupingConfig, ...] = (
         tail_fingerprint=True,
         cluster_inner_error=True,
     ),
+    GroupingConfig(
+        id="grouping:2026-11d",
+        changelog="Reason clusters version 3 (cluster.py; #14.3): version 2's reason with what still named *which* "
+                  "thing masked: device names ('cuda:0 and cpu'), Python's spelling hint ('Did you mean: x?'), a "
+                  "count's plural and verb ('1 positional argument but 2 were given' and '2 arguments but 1 was "
+                  "given'), lists of masked names ('x', 'y', and 't'), a KeyError's bare key (a string or a "
+                  "number) and the kind of sequence indexed (list, tuple, string). Signatures as in "
+                  "grouping:2026-11c, salted with normaliser version 5.",
+        normaliser_version="5",
+        masked_message=normalise.masked_message,
+        location=normalise.location,
+        fingerprint=lambda exception_type, message, location: normalise.fingerprint(
+            exception_type, message, location, version="5"),
+        cluster=cluster.cluster_key_v3,
+        tail_fingerprint=True,
+        cluster_inner_error=True,
+    ),
 )
 TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
     TaggingConfig(

@@ -145,4 +145,60 @@ def test_version_1_is_released_and_keeps_its_clusters():
     assert cluster_of("`TypeError: f() takes 1 argument`\n", V1)[1] == cluster_of("`KeyError: 'lr'`\n", V1)[1] == "<Q>"
     assert cluster_of("Segmentation fault (core dumped)\n", V1)[1] != cluster_of("Fatal Python error: Segmentation fault\n", V1)[1]
     assert analyse_text("Killed\n", grouping_config=V1).normaliser_version == "3"
-    assert analyse_text("Killed\n").normaliser_version == "4"
+    assert analyse_text("Killed\n", grouping_config=V2).normaliser_version == "4"
+
+
+# ---- reason clusters version 3 (grouping:2026-11d) -------------------------------------------------------
+
+V3 = "grouping:2026-11d"
+
+
+@pytest.mark.parametrize("first, second", [
+    # Which devices, how many arguments, and Python's spelling hint do not change the reason.
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n",
+     "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!\n"),
+    ("TypeError: forward() missing 3 required positional arguments: 'x', 'y', and 't'\n",
+     "TypeError: __call__() missing 1 required positional argument: 'imgs'\n"),
+    ("TypeError: evaluate() takes 1 positional argument but 2 were given\n",
+     "TypeError: f() takes 2 positional arguments but 1 was given\n"),
+    ("NameError: name 'net' is not defined. Did you mean: 'next'?\n", "NameError: name 'yolo3_decode' is not defined\n"),
+    ("KeyError: 'eval'\n", "KeyError: 0\n"),
+    ("IndexError: list index out of range\n", "IndexError: tuple index out of range\n"),
+    # ENOENT in Python's, TF's, pandas' and h5py's words; host memory in Python's, NumPy's and PyTorch's.
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n",
+     "tensorflow.python.framework.errors_impl.NotFoundError: /data/x.tfrecord; No such file or directory\n"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n",
+     "FileNotFoundError: File b'../data/train_set.csv' does not exist\n"),
+    ("MemoryError\n", "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.21 GiB for an array with shape "
+                      "(431, 1000000) and data type float64\n"),
+    ("MemoryError\n", "RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                      "you tried to allocate 1073741824 bytes. Error code 12 (Cannot allocate memory)\n"),
+])
+def test_version_3_gathers_what_version_2_kept_apart(first, second):
+    old = cluster_of(traceback("train", first)), cluster_of(traceback("evaluate", second))
+    a, b = cluster_of(traceback("train", first), V3), cluster_of(traceback("evaluate", second), V3)
+    assert a[0] and a == b
+    assert old[0] != old[1]                                            # version 2 is released and unchanged
+
+
+@pytest.mark.parametrize("first, second", [
+    # A shared library the loader cannot find is not a missing data path, though both say ENOENT's words.
+    ("ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory\n",
+     "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n"),
+    # A None used as a value stays split by what was done with it: a cluster is finer than a category.
+    ("AttributeError: 'NoneType' object has no attribute 'shape'\n", "TypeError: 'NoneType' object is not subscriptable\n"),
+    ("MemoryError\n", "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n"),
+    ("IndexError: list index out of range\n", "IndexError: index 16 is out of bounds for dimension 1 with size 16\n"),
+])
+def test_version_3_keeps_other_reasons_apart(first, second):
+    a, b = cluster_of(first, V3), cluster_of(second, V3)
+    assert a[0] and b[0] and a != b
+
+
+def test_version_3_keeps_words_that_only_look_plural():
+    from jobs_ingest.core.cluster import cluster_message_v3
+    assert cluster_message_v3("RuntimeError", "process 3 terminated with exit code 1") == \
+        "RuntimeError: process <NUM> terminated with exit code <NUM>"
+    assert cluster_message_v3("RuntimeError", "size 3 is invalid for this input") == \
+        "RuntimeError: size <NUM> is invalid for this input"
+    assert analyse_text("Killed\n").normaliser_version == "5"
