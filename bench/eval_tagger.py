@@ -37,6 +37,7 @@ DEFAULT_FILES = [
     DEVSET / "issues3" / "dev.jsonl",
     DEVSET / "issues4" / "dev.jsonl",
     DEVSET / "issues5" / "dev.jsonl",
+    DEVSET / "issues6" / "dev.jsonl",
     DEVSET / "notebook_crashes.jsonl",
     DEVSET / "programs.jsonl",
     DEVSET / "job_logs.jsonl",
