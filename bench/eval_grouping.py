@@ -38,11 +38,17 @@ def labelled(paths: list[str]) -> list[dict]:
         for number, line in enumerate(open(ROOT / path, encoding="utf-8")):
             record = json.loads(line)
             label = next((record[f] for f in LABEL_FIELDS if record.get(f) not in (None, "")), None)
-            if label is None or (isinstance(label, int) and label < 0) or not record.get("log"):
+            if label is None or _unclustered(label) or not record.get("log"):
                 continue
             out.append({"id": f"{path}:{record.get('id', number)}", "log": record["log"],
                         "exit_code": record.get("exit_code"), "group": f"{path}|{label}"})
     return out
+
+
+def _unclustered(label) -> bool:
+    """The study's unclustered rows (cluster ids -100, -200; stored as strings) join no group."""
+    text = str(label)
+    return text.lstrip("-").isdigit() and int(text) < 0
 
 
 def pair_counts(groups: list[str], keys: list[str]) -> tuple[int, int, int]:
