@@ -30,6 +30,9 @@ class GroupingConfig:
     tail_fingerprint: bool = False
     # Where the tag read an error inside a wrapper's (TF's "N root error(s) found."), the cluster reads it too.
     cluster_inner_error: bool = False
+    # A failure without a frame of the user's code is told apart by a library's innermost frame, else by the
+    # masked lines printed just before it (not by its message alone, which merged different programs).
+    code_context: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,24 @@ GROUPING_CONFIGS: tuple[GroupingConfig, ...] = (
         cluster=cluster.cluster_key_v3,
         tail_fingerprint=True,
         cluster_inner_error=True,
+    ),
+    GroupingConfig(
+        id="grouping:2026-11e",
+        changelog="Exact signatures of failures without a frame of the user's code (#14.8, fingerprint precision): "
+                  "a traceback of library frames only is told apart by its innermost frame's file and function; a "
+                  "failure with no traceback (an error line alone, as TF and C++ print it, or a pasted last line) by "
+                  "the masked lines the program printed just before it. Until now such failures of different "
+                  "programs with one message ('list index out of range', 'CUDA out of memory') shared a "
+                  "signature. Reason clusters version 3 as in grouping:2026-11d; salted with normaliser version 6.",
+        normaliser_version="6",
+        masked_message=normalise.masked_message,
+        location=normalise.location,
+        fingerprint=lambda exception_type, message, location: normalise.fingerprint(
+            exception_type, message, location, version="6"),
+        cluster=cluster.cluster_key_v3,
+        tail_fingerprint=True,
+        cluster_inner_error=True,
+        code_context=True,
     ),
 )
 TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (

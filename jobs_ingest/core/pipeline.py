@@ -15,7 +15,7 @@ import re
 import os
 from typing import BinaryIO
 
-from . import configs, frameworks, infra, learned
+from . import configs, frameworks, infra, learned, normalise
 from . import stage as stages
 from .analysis import Analysis
 from .capture import HOOK_STAGES, find_capture
@@ -25,7 +25,7 @@ from .logread import LINE_COUNT_BYTES, LogSource, split_lines
 from .tagger import Tag
 from .taxonomy import CATEGORIES, fault
 from .terminating import root_cause_exit_code, terminating_failure
-from .tracebacks import CHAIN_MARKERS, WRAPPERS, LogFailure, user_frame
+from .tracebacks import CHAIN_MARKERS, WRAPPERS, LogFailure, strip_prefixes, user_frame
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024   # walk back at most this far looking for a failure
 
@@ -249,10 +249,33 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         tagger_version=tagging.tagger_version,
         tagging_config=tagging.id,
         masked_message=grouping.masked_message(terminal.exception_type, message),
-        fingerprint=grouping.fingerprint(terminal.exception_type, message, grouping.location(user)),
+        fingerprint=grouping.fingerprint(terminal.exception_type, message, _location(grouping, user, frames, lines, terminal)),
         normaliser_version=grouping.normaliser_version,
         grouping_config=grouping.id,
     ), lines)
+
+
+def _location(grouping: GroupingConfig, user, frames, lines: list[str], terminal: LogFailure) -> str:
+    """What tells this failure's code apart from another's with the same message: the user's innermost
+    frame; with `code_context`, where there is none, the innermost frame of any code (a library's file and
+    function), else the failure's own lines above its message (argparse's usage line), else the masked lines
+    the program printed just before it (a pasted error line alone keeps an empty location: nothing else can
+    tell its code apart)."""
+    location = grouping.location(user)
+    if location or not grouping.code_context or terminal.kind not in _CODE_KINDS:
+        return location                                  # a kill or a signal happened to the job, not in its code
+    if frames:
+        inner = frames[-1]
+        return f"lib:{inner.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{grouping.location(inner)}"
+    first = terminal.chain[0].start_index if terminal.chain else terminal.start_index
+    if terminal.start_index < terminal.line_index:       # a block without frames (argparse's usage, a notebook cell)
+        own = meaningful_tail([strip_prefixes(line)[0] for line in lines[terminal.start_index:terminal.line_index]], 2)
+        return "block:" + " / ".join(normalise.mask(line) for line in own)
+    before = meaningful_tail([strip_prefixes(line)[0] for line in lines[max(0, first - 50):first]], 2)
+    return "before:" + " / ".join(normalise.mask(line) for line in before) if before else ""
+
+
+_CODE_KINDS = frozenset({"python", "cpp", "argparse", "lua", "embedded", "truncated"})
 
 
 def _recovered(lines: list[str], terminal: LogFailure | None) -> LogFailure | None:

@@ -317,6 +317,42 @@ def test_same_function_different_statements_share_a_fingerprint():
     assert a.fingerprint == b.fingerprint
 
 
+# grouping:2026-11e: a failure without a frame of the user's code is told apart by other code evidence.
+NO_FRAME = "grouping:2026-11e"
+
+
+def test_one_error_line_printed_by_two_programs_gets_two_signatures():
+    detector = "Loading annotations from coco/train.json\nbuilding anchors for 5 feature levels\nIndexError: list index out of range\n"
+    speech = "loaded 120 utterances, vocabulary of 512 tokens\nstarting epoch 1\nIndexError: list index out of range\n"
+    old = [analyse_text(log, grouping_config="grouping:2026-11d").fingerprint for log in (detector, speech)]
+    new = [analyse_text(log, grouping_config=NO_FRAME).fingerprint for log in (detector, speech)]
+    assert old[0] == old[1] and new[0] != new[1]
+
+
+def test_the_same_program_failing_again_keeps_its_signature():
+    first = "2026-11-02 10:00:01 INFO epoch 3 step 1200 loss 0.71\nsaving to /ckpt/run-17\nIndexError: list index out of range\n"
+    again = ("[rank0]: 2026-11-09 22:14:55 INFO epoch 7 step 88100 loss 0.52\n[rank0]: saving to /ckpt/run-20\n"
+             "[rank0]: IndexError: list index out of range\n")
+    assert analyse_text(first, grouping_config=NO_FRAME).fingerprint == analyse_text(again, grouping_config=NO_FRAME).fingerprint
+
+
+def test_library_frames_tell_apart_what_no_user_frame_does():
+    def library(function):
+        return ("Traceback (most recent call last):\n"
+                f'  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 9, in {function}\n'
+                "    return hook(self)\nRuntimeError: expected scalar type Float but found Half\n")
+    a, b = (analyse_text(library(f), grouping_config=NO_FRAME) for f in ("_call_impl", "load_state_dict"))
+    assert a.user_frame == "" and a.fingerprint != b.fingerprint
+    assert analyse_text(library("_call_impl"), grouping_config=NO_FRAME).fingerprint == a.fingerprint
+
+
+def test_a_kill_is_not_told_apart_by_what_the_program_printed():
+    kill = "slurmstepd: error: Detected 1 oom_kill event in StepId=6898.0. Some of your processes may have been killed.\n"
+    a = analyse_text("epoch 2 of the detector\n" + kill, grouping_config=NO_FRAME)
+    b = analyse_text("speech model warming up\n" + kill, grouping_config=NO_FRAME)
+    assert a.category == "cpu_oom" and a.fingerprint == b.fingerprint
+
+
 def test_syntax_error_without_traceback_has_its_location():
     log = '  File "/w/model.py", line 3\n    print "x"\n    ^\nSyntaxError: invalid syntax\n'
     a = analyse_text(log)

@@ -201,4 +201,4 @@ def test_version_3_keeps_words_that_only_look_plural():
         "RuntimeError: process <NUM> terminated with exit code <NUM>"
     assert cluster_message_v3("RuntimeError", "size 3 is invalid for this input") == \
         "RuntimeError: size <NUM> is invalid for this input"
-    assert analyse_text("Killed\n").normaliser_version == "5"
+    assert analyse_text("Killed\n", grouping_config=V3).normaliser_version == "5"
