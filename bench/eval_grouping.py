@@ -28,7 +28,8 @@ from jobs_ingest.core.pipeline import analyse_text  # noqa: E402
 
 DEV = ["bench/devset/job_logs.jsonl", "bench/devset/notebook_crashes.jsonl", "bench/devset/issues/dev.jsonl",
        "bench/devset/issues2/dev.jsonl", "bench/devset/issues3/dev.jsonl", "bench/devset/issues4/dev.jsonl",
-       "bench/devset/issues5/dev.jsonl", "bench/devset/issues6/dev.jsonl"]
+       "bench/devset/issues5/dev.jsonl", "bench/devset/issues6/dev.jsonl",
+       "bench/devset/issues7/dev.jsonl"]
 LABEL_FIELDS = ("reason_group", "group", "cluster_id")
 
 

@@ -38,6 +38,7 @@ DEFAULT_FILES = [
     DEVSET / "issues4" / "dev.jsonl",
     DEVSET / "issues5" / "dev.jsonl",
     DEVSET / "issues6" / "dev.jsonl",
+    DEVSET / "issues7" / "dev.jsonl",
     DEVSET / "notebook_crashes.jsonl",
     DEVSET / "programs.jsonl",
     DEVSET / "job_logs.jsonl",

@@ -41,7 +41,7 @@ DEVSET = ROOT / "bench" / "devset"
 TRAIN_FILES = [DEVSET / "notebook_crashes.jsonl", DEVSET / "programs.jsonl", DEVSET / "job_logs.jsonl",
                DEVSET / "issues" / "dev.jsonl", DEVSET / "issues" / "heldout.jsonl", DEVSET / "issues2" / "dev.jsonl",
                DEVSET / "issues3" / "dev.jsonl", DEVSET / "issues4" / "dev.jsonl",
-               DEVSET / "issues5" / "dev.jsonl", DEVSET / "issues6" / "dev.jsonl"]
+               DEVSET / "issues5" / "dev.jsonl", DEVSET / "issues6" / "dev.jsonl", DEVSET / "issues7" / "dev.jsonl"]
 FEATURES = {"max_chars": 300, "char_ngrams": [4, 4], "context_lines": 3,
             "type_weight": 1.0, "word_weight": 1.0, "char_weight": 1.0, "context_weight": 1.0}
 MODEL = {"C": 0.2, "min_df": 2, "calibration_folds": 3, "min_class_support": 3, "prune_below": 0.05,

@@ -49,6 +49,7 @@ class TaggingConfig:
     launcher_tail: bool = False                        # a log ending on a launcher's child-exit report is read by it
     pasted_errors: bool = False                        # errors as people paste them: quoted in a sentence, or a message above its frames
     tail_reading: bool = False                         # no parsed failure: a TF root-error report or a cut exception name at the end
+    tail_fatal_lines: bool = False                     # ... or a glog FATAL record, or a bare exception name under a pasted frame
 
 
 class UnknownConfig(ValueError):
@@ -271,6 +272,29 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         launcher_tail=True,
         pasted_errors=True,
         tail_reading=True,
+    ),
+    TaggingConfig(
+        id="tagging:2026-11i",
+        changelog="Rules version 10, from a seventh development set sampled by repository (bench/devset/issues7; 11h's "
+                  "first run there 81.6%), each rule from its producer's text: Python's recursion limit said plainly "
+                  "(unclassified), transformers' 'should be installed' (library_not_found), Gloo's missing interface "
+                  "address (illegal_argument), PyTorch 0.4's 'Expected object of type X but found type Y' "
+                  "(type_mismatch), PyTorch's 'Dimension out of range' (illegal_index), inference tensors used for "
+                  "backward (framework_api_misuse), glog CHECKs on shapes and sizes, scatter/gather index ranks and "
+                  "'to have shape ... but found' (tensor_mismatch), TF's image decoders and Example parser (corrupt_data); OverflowError's type default (illegal_argument). A log with no parsed "
+                  "failure is read closer still: a glog FATAL record before its stack trace, and a bare exception name "
+                  "under a pasted unindented frame. Infrastructure rules version 5 and the learned fallback ml6 "
+                  "(retrained with issues7).",
+        tagger_version="10+infra5+ml6",
+        tag=tagger.RULES_V10.tag,
+        infra_rules=infra.INFRA_V5,
+        learned_model="learned_model_ml6.json",
+        frameworks=True,
+        location_traces=True,
+        launcher_tail=True,
+        pasted_errors=True,
+        tail_reading=True,
+        tail_fatal_lines=True,
     ),
 )
 

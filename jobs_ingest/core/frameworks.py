@@ -401,3 +401,35 @@ def cut_exception_name(lines: list[str], names: tuple[str, ...] = KNOWN_EXCEPTIO
         return None
     matches = [name for name in names if name.startswith(body) and name != body]
     return (last, matches[0]) if len(matches) == 1 else None
+
+
+# glog's FATAL record ("F20220801 07:29:34.701110  2256 fs_coordinator.cc:42] Invalid tracker path: root://x/", or
+# without the year, "F0801 ..."), which aborts the process (glog then prints "*** Check failure stack trace: ***"),
+# and TF's own form of it ("2019-04-04 15:36:40.879050: F tensorflow/core/kernels/x.cc:577] ...").
+_GLOG_FATAL = re.compile(r"^(?:F(?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+"
+                         r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: F )[\w./-]+:\d+\] (?P<msg>\S.*)$")  # glog's; TF's own
+_FRAME_LINE = re.compile(r"^\s*File \"[^\"]+\", line \d+")
+_TAIL_WINDOW = 15
+
+
+def glog_fatal_line(lines: list[str]) -> tuple[int, str] | None:
+    """(line index, message) of the last glog FATAL record among the log's last lines, or None."""
+    for index in range(len(lines) - 1, max(-1, len(lines) - 1 - _TAIL_WINDOW), -1):
+        m = _GLOG_FATAL.match(strip_prefixes(lines[index])[0].strip())
+        if m:
+            return index, m.group("msg").strip()
+    return None
+
+
+def bare_exception_name(lines: list[str], names: tuple[str, ...] = KNOWN_EXCEPTION_NAMES) -> tuple[int, str] | None:
+    """(line index, exception type) when the log ends on a known exception's bare name ("AssertionError") within
+    three lines of a traceback frame (`File "x.py", line 3, in f`), pasted without the indentation that would make
+    it a traceback; else None."""
+    said = [i for i, line in enumerate(lines) if line.strip()]
+    if not said:
+        return None
+    last = said[-1]
+    body = _MARKDOWN_QUOTE.sub("", strip_prefixes(lines[last])[0]).strip()
+    if body not in names or not any(_FRAME_LINE.match(lines[i]) for i in said[-4:-1]):
+        return None
+    return last, body

@@ -314,6 +314,22 @@ def _tail_reading(lines: list[str], tagging: TaggingConfig) -> tuple[int, Tag, s
         if found.category != "unclassified":
             return index, Tag(found.category, round(min(0.5, found.confidence - 0.3), 2), found.rule + ".cut_name",
                               lines[index].strip()), f"{kind} (the log is cut inside its exception line: {lines[index].strip()!r})"
+    if not tagging.tail_fatal_lines:
+        return None
+    bare = frameworks.bare_exception_name(lines)
+    if bare is not None:          # "AssertionError" alone under an unindented pasted frame
+        index, kind = bare
+        found = tagging.tag(kind, "")
+        if found.category != "unclassified":
+            return index, Tag(found.category, round(min(0.6, found.confidence - 0.1), 2), found.rule + ".bare_name",
+                              lines[index].strip()), kind
+    fatal = frameworks.glog_fatal_line(lines)
+    if fatal is not None:         # glog's FATAL record, followed by its stack trace
+        index, text = fatal
+        found = tagging.tag("", text)
+        if found.category != "unclassified":
+            return index, Tag(found.category, round(min(0.7, found.confidence - 0.1), 2), found.rule + ".glog_fatal",
+                              found.evidence), text[:MAX_MESSAGE_CHARS]
     return None
 
 

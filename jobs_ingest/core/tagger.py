@@ -835,3 +835,55 @@ class RuleSetV9(RuleSetV7):
 
 RULES_V9 = RuleSetV9("9", RULES_V9_ADDED + RULES_V8_ADDED + RULES_V7_ADDED + _v6_rules_with(PATH_MISSING_V8)
                      + [CONFIG_ERRORS, READER_EXCEPTIONS, CALL_SIGNATURE], TYPE_DEFAULTS_V9)
+
+
+# ------------------------------------------------------------------------------------------ version 10
+# Tagging config "tagging:2026-11i". From a seventh development set sampled by repository (bench/devset/issues7),
+# each rule from its producer's own text.
+RULES_V10_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # Python's recursion limit (RecursionError: "maximum recursion depth exceeded ..."): none of the 20 categories
+    # fits; said plainly, so no model guesses one.
+    ("unclassified.recursion_limit", "unclassified", 0.3, r"\bmaximum recursion depth exceeded\b"),
+    # transformers' pipelines with no backend (pipelines/base.py: "At least one of TensorFlow 2.0 or PyTorch should be
+    # installed."), and a library's "X should be installed" / "X is required but not installed".
+    ("library_not_found.should_be_installed", "library_not_found", 0.8,
+     r"\bshould be installed\b|\bis required but (?:is |was )?not installed\b"),
+    # Gloo's TCP transport when the interface it was told to use (GLOO_SOCKET_IFNAME) has no address on this host
+    # (gloo/transport/tcp/device.cc: "Unable to find address for: ib0"): a setting that names no interface here.
+    ("illegal_argument.gloo_interface", "illegal_argument", 0.75, r"\bUnable to find address for: \S+"),
+    # PyTorch 0.4's checked_cast_tensor ("Expected object of type CUDAByteType but found type CUDAFloatType for
+    # argument #0 'result'"): a tensor of another dtype than the op takes.
+    ("type_mismatch.expected_object_type", "type_mismatch", 0.85,
+     r"Expected object of type \w+ but found type \w+ for argument"),
+    # PyTorch's dimension wrapping (c10/core/WrapDimMinimal.cpp: "Dimension out of range (expected to be in range of
+    # [-1, 0], but got 1)"): an index of a dimension the tensor does not have.
+    ("illegal_index.dimension_out_of_range", "illegal_index", 0.8, r"\bdimension out of range \(expected to be\b"),
+    # PyTorch's inference mode (autograd): "Inference tensors cannot be saved for backward", "Inplace update to
+    # inference tensor outside InferenceMode is not allowed": a tensor made under torch.inference_mode used for training.
+    ("framework_api_misuse.inference_tensor", "framework_api_misuse", 0.85,
+     r"Inference tensors cannot be saved for backward|Inplace update to inference tensor outside InferenceMode"),
+    # A glog CHECK on a shape, dimension or size ("Check failed: iz == filter_shape.dim(in_channel_index).size() (8
+    # vs. 16)", as TF and MXNet print CHECK_EQ): two tensors' sizes disagree.
+    ("tensor_mismatch.check_failed_shape", "tensor_mismatch", 0.7,
+     r"Check failed: [^\n]*\b(?:shape|dims?|ndim|size|rank)\b[^\n]*\(\d+ vs\. \d+\)"),
+    # TF's image decoders on a file of another format ("Got 30 frames, but animated gifs can only be decoded by
+    # tf.image.decode_gif or tf.image.decode_image") and TF's Example parser on records of another schema
+    # (example_proto_fast_parsing.cc: "Key: segment_ids.  Can't parse serialized Example.", "Could not parse example
+    # input"): the data is not what the reader expects.
+    ("corrupt_data.tf_record_or_image", "corrupt_data", 0.8,
+     r"animated gifs can only be decoded by|Can't parse serialized Example|Could not parse example input"),
+    # PyTorch's scatter/gather checks (ScatterGatherChecks.h: "Index tensor must have the same number of dimensions as
+    # self tensor"): the index tensor's rank is not the data's.
+    ("tensor_mismatch.index_tensor_rank", "tensor_mismatch", 0.8,
+     r"Index tensor must have the same number of dimensions as (?:self|input|src|out(?:put)?) tensor"),
+    # A library's shape check in its own words ("Expect node attribute `atom_feature` to have shape (8, *), but found
+    # torch.Size([4, 18])", "expected input to have shape ... but got"): a tensor of another shape than expected.
+    ("tensor_mismatch.to_have_shape", "tensor_mismatch", 0.75, r"\bto have shape\b[^\n]{0,80}?\bbut (?:found|got)\b"),
+]]
+# Python's OverflowError ("can't convert negative value to unsigned int", "Python int too large to convert to C long"):
+# a value outside the range its parameter can hold.
+TYPE_DEFAULTS_V10: dict[str, tuple[str, float]] = {**TYPE_DEFAULTS_V9, "OverflowError": ("illegal_argument", 0.6)}
+
+RULES_V10 = RuleSetV9("10", RULES_V10_ADDED + RULES_V9_ADDED + RULES_V8_ADDED + RULES_V7_ADDED
+                      + _v6_rules_with(PATH_MISSING_V8) + [CONFIG_ERRORS, READER_EXCEPTIONS, CALL_SIGNATURE],
+                      TYPE_DEFAULTS_V10)

@@ -603,3 +603,59 @@ def test_version_9_reads_closer_a_log_with_no_parsed_failure(tail, category, rul
 def test_a_last_word_that_names_no_single_exception_is_not_read_as_one(last):
     # "Error" and "Unicod" begin several known names; a word that begins none is a word.
     assert analyse_text(f"step 4\n{last}\n", tagging_config="tagging:2026-11h").category == "unclassified"
+
+
+# --- tagging:2026-11i: rules version 10 and glog / bare-name tails ------------------------------------------------
+
+@pytest.mark.parametrize("message, category, rule", [
+    ("RecursionError: maximum recursion depth exceeded while calling a Python object", "unclassified",
+     "unclassified.recursion_limit"),
+    ("RuntimeError: At least one of TensorFlow 2.0 or PyTorch should be installed. To install TensorFlow 2.0, read the "
+     "instructions at https://www.tensorflow.org/install/", "library_not_found", "library_not_found.should_be_installed"),
+    ("RuntimeError: [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable "
+     "to find address for: ib0", "illegal_argument", "illegal_argument.gloo_interface"),
+    ("RuntimeError: Expected object of type CUDAByteType but found type CUDAFloatType for argument #0 'result'",
+     "type_mismatch", "type_mismatch.expected_object_type"),
+    ("IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)", "illegal_index",
+     "illegal_index.dimension_out_of_range"),
+    ("RuntimeError: Inference tensors cannot be saved for backward. To work around you can make a clone to get a "
+     "normal tensor and use it in autograd.", "framework_api_misuse", "framework_api_misuse.inference_tensor"),
+    ("RuntimeError: Index tensor must have the same number of dimensions as self tensor", "tensor_mismatch",
+     "tensor_mismatch.index_tensor_rank"),
+    ("ValueError: Expect node attribute `atom_feature` to have shape (8, *), but found torch.Size([4, 18])",
+     "tensor_mismatch", "tensor_mismatch.to_have_shape"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Key: segment_ids.  Can't parse serialized Example.",
+     "corrupt_data", "corrupt_data.tf_record_or_image"),
+    ("OverflowError: can't convert negative value to unsigned int", "illegal_argument",
+     "illegal_argument.type.OverflowError"),
+])
+def test_rules_v10_read_more_producer_texts(message, category, rule):
+    log = TRACEBACK_HEAD + message + "\n"
+    a = analyse_text(log, tagging_config="tagging:2026-11i")
+    assert (a.category, a.rule) == (category, rule), a.evidence
+    assert analyse_text(log, tagging_config="tagging:2026-11h").rule != rule   # released: unchanged
+
+
+def test_a_failed_check_on_sizes_is_a_tensor_mismatch():
+    log = ("2019-04-04 15:36:40.879050: F tensorflow/core/grappler/costs/op_level_cost_estimator.cc:577] Check failed: "
+           "iz == filter_shape.dim(in_channel_index).size() (8 vs. 16)\nAborted (core dumped)\n")
+    assert analyse_text(log, tagging_config="tagging:2026-11i").category == "tensor_mismatch"
+
+
+@pytest.mark.parametrize("tail, category, rule", [
+    # A traceback pasted without its indentation, ending on the exception's bare name.
+    ('File "jukebox/sample.py", line 258, in save_samples\nassert sample_hps.audio_file is not None\nAssertionError\n',
+     "illegal_argument", ".bare_name"),
+    # glog's FATAL record, then its stack trace: the record says what failed.
+    ("world_size: 2, rank: 0\nF20220801 07:29:34.701110  2256 loader.cc:42] No such file or directory: /data/part-0\n"
+     "*** Check failure stack trace: ***\n    @     0x7f50dfba322e  google::LogMessage::Fail()\n"
+     "    @     0x7f50dfba318b  google::LogMessage::SendToLog()\n", "path_not_found", ".glog_fatal"),
+])
+def test_version_10_reads_fatal_records_and_bare_names_at_the_end(tail, category, rule):
+    a = analyse_text(tail, tagging_config="tagging:2026-11i")
+    assert (a.found, a.category) == (False, category) and a.rule.endswith(rule), a.rule
+    assert analyse_text(tail, tagging_config="tagging:2026-11h").rule != a.rule   # released: unchanged
+
+
+def test_a_bare_name_without_a_frame_above_it_is_a_word():
+    assert analyse_text("epoch 3 done\nAssertionError\n", tagging_config="tagging:2026-11i").category == "unclassified"
