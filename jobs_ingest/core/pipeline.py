@@ -269,13 +269,17 @@ def _location(grouping: GroupingConfig, user, frames, lines: list[str], terminal
         return f"lib:{inner.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{grouping.location(inner)}"
     first = terminal.chain[0].start_index if terminal.chain else terminal.start_index
     if terminal.start_index < terminal.line_index:       # a block without frames (argparse's usage, a notebook cell)
-        own = meaningful_tail([strip_prefixes(line)[0] for line in lines[terminal.start_index:terminal.line_index]], 2)
+        own = meaningful_tail(lines[terminal.start_index:terminal.line_index], 2, _body)
         return "block:" + " / ".join(normalise.mask(line) for line in own)
-    before = meaningful_tail([strip_prefixes(line)[0] for line in lines[max(0, first - 50):first]], 2)
+    before = meaningful_tail(lines[max(0, first - 50):first], 2, _body)
     return "before:" + " / ".join(normalise.mask(line) for line in before) if before else ""
 
 
 _CODE_KINDS = frozenset({"python", "cpp", "argparse", "lua", "embedded", "truncated"})
+
+
+def _body(line: str) -> str:
+    return strip_prefixes(line)[0]
 
 
 def _recovered(lines: list[str], terminal: LogFailure | None) -> LogFailure | None:
@@ -400,12 +404,13 @@ _LETTERS = re.compile(r"[A-Za-z]")
 TAIL_LINES, TAIL_LINE_CHARS = 3, 200
 
 
-def meaningful_tail(lines: list[str], count: int = TAIL_LINES) -> list[str]:
+def meaningful_tail(lines: list[str], count: int = TAIL_LINES, clean=None) -> list[str]:
     """The last `count` lines that say something (oldest first, stripped, capped): not blank, not a
-    separator or a bare number, not a progress bar."""
+    separator or a bare number, not a progress bar. `clean` (e.g. launcher prefixes off) is applied to
+    the lines read, from the end, until enough are found."""
     tail: list[str] = []
     for line in reversed(lines):
-        text = line.strip()
+        text = (clean(line) if clean else line).strip()
         if len(_LETTERS.findall(text)) >= 3 and not _PROGRESS.search(text):
             tail.append(text[:TAIL_LINE_CHARS])
             if len(tail) == count:
