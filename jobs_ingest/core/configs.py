@@ -296,6 +296,24 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         tail_reading=True,
         tail_fatal_lines=True,
     ),
+    TaggingConfig(
+        id="tagging:2026-11j",
+        changelog="Infrastructure rules version 6, from a sixth development set of platform failures (tests/fixtures/"
+                  "infra6; version 5's first run there 6/7 found, 7/8 look-alikes kept): a cloud's notice that it is "
+                  "taking the VM back ('GCP Metadata Service says termination is imminent', an AWS spot "
+                  "'instance-action' to terminate) is preempted. Program rules (version 10) and the learned fallback "
+                  "(ml6) as in 2026-11i.",
+        tagger_version="10+infra6+ml6",
+        tag=tagger.RULES_V10.tag,
+        infra_rules=infra.INFRA_V6,
+        learned_model="learned_model_ml6.json",
+        frameworks=True,
+        location_traces=True,
+        launcher_tail=True,
+        pasted_errors=True,
+        tail_reading=True,
+        tail_fatal_lines=True,
+    ),
 )
 
 

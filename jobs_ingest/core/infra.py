@@ -407,3 +407,14 @@ _RULES_V5_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re
 _KEYWORDS_V5 = _KEYWORDS_V4 + ("nv_err_reset_required", "rescheduling")
 INFRA_V5 = InfraRules("5", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V4_ADDED + _RULES_V5_ADDED, _KEYWORDS_V5,
                       _LOOKALIKES, _PROGRAM_EXCEPTION)
+
+# ------------------------------------------------------------------------------------------ version 6
+# From the sixth development set (tests/fixtures/infra6, 2026-11-28), each rule from its producer's wording.
+_RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    # A cloud's notice that it is taking the VM back, as Taskcluster's worker-runner logs GCE's metadata server
+    # ("GCP Metadata Service says termination is imminent") and as AWS words a spot "instance-action" notice.
+    ("infra.termination_imminent", "preempted", 0.8, r"\btermination is imminent\b|\binstance-action\b.{0,40}\bterminate\b"),
+]]
+_KEYWORDS_V6 = _KEYWORDS_V5 + ("imminent", "instance-action")
+INFRA_V6 = InfraRules("6", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V4_ADDED + _RULES_V5_ADDED + _RULES_V6_ADDED,
+                      _KEYWORDS_V6, _LOOKALIKES, _PROGRAM_EXCEPTION)

@@ -104,6 +104,9 @@ _NAMED = [re.compile(p) for p in [
     # torch.distributed.elastic names a rendezvous participant "hostname_pid_localid".
     r"\bThe node '(" + _HOST + r")_\d+_\d+'",
     r"^\w{3} +\d{1,2} \d\d:\d\d:\d\d (" + _HOST + r") kernel:",
+    # Any program's syslog record ("Dec 17 16:03:58Z <host> start-worker ...", "Mon dd hh:mm:ss host prog[pid]: ..."):
+    # the field after the timestamp is the host that logged it, read only on a failure line.
+    r"^\w{3} +\d{1,2} \d\d:\d\d:\d\dZ? (" + _HOST + r") [\w./-]+(?:\[\d+\])?:? ",
     # Open MPI's per-process prefix "[%s:%05d]" (opal/util/stacktrace.c: "[host:pid] *** Process received signal ***").
     r"^\[(" + _HOST + r"):\d+\] ",
     # pdsh's prefix on every line of a remote command's output, "%s: %s" (DeepSpeed's multi-node runner launches
