@@ -484,6 +484,9 @@ def _heldout_figures(rules):
 # no rule, labelled before anything ran): 3/4 detected, all in the expected category, 5/6 look-alikes kept, hosts 2/3,
 # the same with both versions. All three slices: 30/36 detected, 18/21 kept, 10/13 with every host.
 # Measured once with infra.INFRA_V5 (frozen after the fifth dev set): all three slices unchanged, 30/36, 18/21, 10/13.
+# Measured once on 2026-11-28 (session 11) with INFRA_V5, then INFRA_V6 (frozen after the sixth dev set), on a fourth
+# held-out slice (tests/fixtures/infra_heldout4, 4 cases, a helper who read no rule): 2/3 detected, 1/1 kept, no
+# hosts, the same with both. All four slices: 32/39 detected, 19/22 kept, 10/13 with every host.
 # Below the issue's targets, so expected to fail until rules improve from new dev evidence (never from these).
 @pytest.mark.xfail(reason="held-out figures below issue #15's targets (see comment above)", strict=False)
 @pytest.mark.skipif(not _cases("heldout"), reason="no held-out fixtures")
