@@ -251,6 +251,7 @@ class InfraRules:
     keywords: tuple[str, ...]
     lookalikes: re.Pattern
     program_exception: re.Pattern
+    syslog_hosts: bool = False          # version 6: any program's syslog record names its host (nodes.hosts_in)
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
                scheduler_state: str | None = None) -> InfraFinding | None:
@@ -271,7 +272,7 @@ class InfraRules:
             if hardware is not None and hardware.category == "gpu_hardware":
                 return hardware  # the node failed because its GPU did: the more precise answer
             return InfraFinding(category, confidence, rule, f"scheduler state {scheduler_state.strip()}", None,
-                                tuple(hosts_in(tail)))
+                                tuple(hosts_in(tail, syslog_hosts=self.syslog_hosts)))
         finding = self._best(tail, offset)
         if finding is None:
             return None
@@ -309,7 +310,8 @@ class InfraRules:
             return None
         rule, category, confidence, index = chosen
         evidence = tail[index].strip()
-        return InfraFinding(category, confidence, rule, evidence, offset + index, tuple(hosts_in(tail)))
+        return InfraFinding(category, confidence, rule, evidence, offset + index,
+                            tuple(hosts_in(tail, syslog_hosts=self.syslog_hosts)))
 
     def _matches(self, line: str, low: str):
         if "xid" in low:
@@ -417,4 +419,4 @@ _RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re
 ]]
 _KEYWORDS_V6 = _KEYWORDS_V5 + ("imminent", "instance-action")
 INFRA_V6 = InfraRules("6", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V4_ADDED + _RULES_V5_ADDED + _RULES_V6_ADDED,
-                      _KEYWORDS_V6, _LOOKALIKES, _PROGRAM_EXCEPTION)
+                      _KEYWORDS_V6, _LOOKALIKES, _PROGRAM_EXCEPTION, syslog_hosts=True)

@@ -104,15 +104,15 @@ _NAMED = [re.compile(p) for p in [
     # torch.distributed.elastic names a rendezvous participant "hostname_pid_localid".
     r"\bThe node '(" + _HOST + r")_\d+_\d+'",
     r"^\w{3} +\d{1,2} \d\d:\d\d:\d\d (" + _HOST + r") kernel:",
-    # Any program's syslog record ("Dec 17 16:03:58Z <host> start-worker ...", "Mon dd hh:mm:ss host prog[pid]: ..."):
-    # the field after the timestamp is the host that logged it, read only on a failure line.
-    r"^\w{3} +\d{1,2} \d\d:\d\d:\d\dZ? (" + _HOST + r") [\w./-]+(?:\[\d+\])?:? ",
     # Open MPI's per-process prefix "[%s:%05d]" (opal/util/stacktrace.c: "[host:pid] *** Process received signal ***").
     r"^\[(" + _HOST + r"):\d+\] ",
     # pdsh's prefix on every line of a remote command's output, "%s: %s" (DeepSpeed's multi-node runner launches
     # through pdsh: "node2: Net : Call to recv ... failed"): a lower-case name with a digit, not a device or a rank.
     r"^(?!(?:gpu|cuda|rank|device|dev|local_?rank)\d+:)([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*): (?=\S)",
 ]]
+# Any program's syslog record ("Dec 17 16:03:58Z <host> start-worker ...", "Mon dd hh:mm:ss host prog[pid]: ..."): the
+# field after the timestamp is the host that logged it, read only on a failure line (infrastructure rules >= 6).
+_SYSLOG_ANY = re.compile(r"^\w{3} +\d{1,2} \d\d:\d\d:\d\dZ? (" + _HOST + r") [\w./-]+(?:\[\d+\])?:? ")
 # Where a scheduler records the nodes it gave the job, on any line: slurmctld "Allocate JobId=n
 # NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n", Grid Engine's
 # accounting record "hostname   n" (qacct -j).
@@ -140,7 +140,7 @@ _RAY_ACTOR_IP = re.compile(r"^\s+ip: ([0-9A-Fa-f:.]+|" + _HOST + r")\s*$")
 _RAY_FIELDS = 8
 
 
-def hosts_in(lines: list[str]) -> list[str]:
+def hosts_in(lines: list[str], *, syslog_hosts: bool = False) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
     Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
@@ -152,6 +152,8 @@ def hosts_in(lines: list[str]) -> list[str]:
         hosts = _assigned_hosts(line) if "node" in line.lower() or "host" in line.lower() else []
         if _FAILURE_LINE.search(line):
             hosts += _hosts_of_line(line)
+            if syslog_hosts and (m := _SYSLOG_ANY.match(line)):
+                hosts += [h for h in [_clean(m.group(1))] if h]
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
             hosts += [h for h in [_clean(m.group(1))] if h]

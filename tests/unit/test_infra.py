@@ -443,9 +443,11 @@ def test_version_6_reads_a_clouds_notice_that_it_takes_the_vm_back(line):
 
 def test_a_syslog_record_names_the_host_that_logged_it():
     from jobs_ingest.core.nodes import hosts_in
-    assert hosts_in(["Dec 17 16:03:58Z gpu-node-4 start-worker GCP Metadata Service says termination is imminent"]) == [
-        "gpu-node-4"]
-    assert hosts_in(["Nov 28 06:01:02 dgx-12 nvidia-persistenced[812]: device 0000:07:00.0 failed to respond"]) == ["dgx-12"]
+    notice = "Dec 17 16:03:58Z gpu-node-4 start-worker GCP Metadata Service says termination is imminent"
+    assert hosts_in([notice], syslog_hosts=True) == ["gpu-node-4"] and hosts_in([notice]) == []   # version 6 only
+    assert hosts_in(["Nov 28 06:01:02 dgx-12 nvidia-persistenced[812]: device 0000:07:00.0 failed to respond"],
+                    syslog_hosts=True) == ["dgx-12"]
+    assert INFRA_V6.detect([notice]).hosts == ("gpu-node-4",) and INFRA_V5.detect([notice]) is None
 
 
 def _heldout_figures(rules):
@@ -459,7 +461,7 @@ def _heldout_figures(rules):
     kept = [c for c in lookalikes if findings[c["file"]] is None]
     from jobs_ingest.core.nodes import hosts_in
     with_hosts = [c for c in cases if c.get("hosts")]
-    hosts_ok = [c for c in with_hosts if set(c["hosts"]) <= set(hosts_in(_lines(c)))]
+    hosts_ok = [c for c in with_hosts if set(c["hosts"]) <= set(hosts_in(_lines(c), syslog_hosts=rules.syslog_hosts))]
     return {
         "infrastructure_detected": (len(infra_ok), len(infra_cases)),
         "infrastructure_right_category": (len(category_ok), len(infra_cases)),
