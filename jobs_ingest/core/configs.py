@@ -9,7 +9,7 @@ docs/grouping-configs.md explains how to add one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from . import cluster, infra, normalise, tagger
@@ -54,6 +54,12 @@ class TaggingConfig:
 
 class UnknownConfig(ValueError):
     pass
+
+
+def _salted(version: str) -> Callable[[str, str, str], str]:
+    """normalise.fingerprint salted with a normaliser version."""
+    return lambda exception_type, message, location: normalise.fingerprint(
+        exception_type, message, location, version=version)
 
 
 # Oldest first; the last one of each tuple is the default. Never edit a released entry.
@@ -104,41 +110,7 @@ GROUPING_CONFIGS: tuple[GroupingConfig, ...] = (
         tail_fingerprint=True,
         cluster_inner_error=True,
     ),
-    GroupingConfig(
-        id="grouping:2026-11d",
-        changelog="Reason clusters version 3 (cluster.py; #14.3): version 2's reason with what still named *which* "
-                  "thing masked: device names ('cuda:0 and cpu'), Python's spelling hint ('Did you mean: x?'), a "
-                  "count's plural and verb ('1 positional argument but 2 were given' and '2 arguments but 1 was "
-                  "given'), lists of masked names ('x', 'y', and 't'), a KeyError's bare key (a string or a "
-                  "number) and the kind of sequence indexed (list, tuple, string). Signatures as in "
-                  "grouping:2026-11c, salted with normaliser version 5.",
-        normaliser_version="5",
-        masked_message=normalise.masked_message,
-        location=normalise.location,
-        fingerprint=lambda exception_type, message, location: normalise.fingerprint(
-            exception_type, message, location, version="5"),
-        cluster=cluster.cluster_key_v3,
-        tail_fingerprint=True,
-        cluster_inner_error=True,
-    ),
-    GroupingConfig(
-        id="grouping:2026-11e",
-        changelog="Exact signatures of failures without a frame of the user's code (#14.8, fingerprint precision): "
-                  "a traceback of library frames only is told apart by its innermost frame's file and function; a "
-                  "failure with no traceback (an error line alone, as TF and C++ print it, or a pasted last line) by "
-                  "the masked lines the program printed just before it. Until now such failures of different "
-                  "programs with one message ('list index out of range', 'CUDA out of memory') shared a "
-                  "signature. Reason clusters version 3 as in grouping:2026-11d; salted with normaliser version 6.",
-        normaliser_version="6",
-        masked_message=normalise.masked_message,
-        location=normalise.location,
-        fingerprint=lambda exception_type, message, location: normalise.fingerprint(
-            exception_type, message, location, version="6"),
-        cluster=cluster.cluster_key_v3,
-        tail_fingerprint=True,
-        cluster_inner_error=True,
-        code_context=True,
-    ),
+
 )
 TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
     TaggingConfig(
@@ -273,48 +245,67 @@ TAGGING_CONFIGS: tuple[TaggingConfig, ...] = (
         pasted_errors=True,
         tail_reading=True,
     ),
-    TaggingConfig(
-        id="tagging:2026-11i",
-        changelog="Rules version 10, from a seventh development set sampled by repository (bench/devset/issues7; 11h's "
-                  "first run there 81.6%), each rule from its producer's text: Python's recursion limit said plainly "
-                  "(unclassified), transformers' 'should be installed' (library_not_found), Gloo's missing interface "
-                  "address (illegal_argument), PyTorch 0.4's 'Expected object of type X but found type Y' "
-                  "(type_mismatch), PyTorch's 'Dimension out of range' (illegal_index), inference tensors used for "
-                  "backward (framework_api_misuse), glog CHECKs on shapes and sizes, scatter/gather index ranks and "
-                  "'to have shape ... but found' (tensor_mismatch), TF's image decoders and Example parser (corrupt_data); OverflowError's type default (illegal_argument). A log with no parsed "
-                  "failure is read closer still: a glog FATAL record before its stack trace, and a bare exception name "
-                  "under a pasted unindented frame. Infrastructure rules version 5 and the learned fallback ml6 "
-                  "(retrained with issues7).",
-        tagger_version="10+infra5+ml6",
-        tag=tagger.RULES_V10.tag,
-        infra_rules=infra.INFRA_V5,
-        learned_model="learned_model_ml6.json",
-        frameworks=True,
-        location_traces=True,
-        launcher_tail=True,
-        pasted_errors=True,
-        tail_reading=True,
-        tail_fatal_lines=True,
-    ),
-    TaggingConfig(
-        id="tagging:2026-11j",
-        changelog="Infrastructure rules version 6, from a sixth development set of platform failures (tests/fixtures/"
-                  "infra6; version 5's first run there 6/7 found, 7/8 look-alikes kept): a cloud's notice that it is "
-                  "taking the VM back ('GCP Metadata Service says termination is imminent', an AWS spot "
-                  "'instance-action' to terminate) is preempted. Program rules (version 10) and the learned fallback "
-                  "(ml6) as in 2026-11i.",
-        tagger_version="10+infra6+ml6",
-        tag=tagger.RULES_V10.tag,
-        infra_rules=infra.INFRA_V6,
-        learned_model="learned_model_ml6.json",
-        frameworks=True,
-        location_traces=True,
-        launcher_tail=True,
-        pasted_errors=True,
-        tail_reading=True,
-        tail_fatal_lines=True,
-    ),
+
 )
+
+
+# Newer releases are their predecessor with what changed (dataclasses.replace), so each says only its changes.
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11d",
+    changelog="Reason clusters version 3 (cluster.py; #14.3): version 2's reason with what still named *which* "
+              "thing masked: device names ('cuda:0 and cpu'), Python's spelling hint ('Did you mean: x?'), a "
+              "count's plural and verb ('1 positional argument but 2 were given' and '2 arguments but 1 was "
+              "given'), lists of masked names ('x', 'y', and 't'), a KeyError's bare key (a string or a "
+              "number) and the kind of sequence indexed (list, tuple, string). Signatures as in "
+              "grouping:2026-11c, salted with normaliser version 5.",
+    normaliser_version="5",
+    fingerprint=_salted("5"),
+    cluster=cluster.cluster_key_v3,
+),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11e",
+    changelog="Exact signatures of failures without a frame of the user's code (#14.8, fingerprint precision): "
+              "a traceback of library frames only is told apart by its innermost frame's file and function; a "
+              "failure with no traceback (an error line alone, as TF and C++ print it, or a pasted last line) by "
+              "the masked lines the program printed just before it. Until now such failures of different "
+              "programs with one message ('list index out of range', 'CUDA out of memory') shared a "
+              "signature. Reason clusters version 3 as in grouping:2026-11d; salted with normaliser version 6.",
+    normaliser_version="6",
+    fingerprint=_salted("6"),
+    code_context=True,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11i",
+    changelog="Rules version 10, from a seventh development set sampled by repository (bench/devset/issues7; 11h's "
+              "first run there 81.6%), each rule from its producer's text: Python's recursion limit said plainly "
+              "(unclassified), transformers' 'should be installed' (library_not_found), Gloo's missing interface "
+              "address (illegal_argument), PyTorch 0.4's 'Expected object of type X but found type Y' "
+              "(type_mismatch), PyTorch's 'Dimension out of range' (illegal_index), inference tensors used for "
+              "backward (framework_api_misuse), glog CHECKs on shapes and sizes, scatter/gather index ranks and "
+              "'to have shape ... but found' (tensor_mismatch), TF's image decoders and Example parser "
+              "(corrupt_data); OverflowError's type default (illegal_argument). A log with no parsed failure is read "
+              "closer still: a glog FATAL record before its stack trace, and a bare exception name "
+              "under a pasted unindented frame. Infrastructure rules version 5 and the learned fallback ml6 "
+              "(retrained with issues7).",
+    tagger_version="10+infra5+ml6",
+    tag=tagger.RULES_V10.tag,
+    learned_model="learned_model_ml6.json",
+    tail_fatal_lines=True,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11j",
+    changelog="Infrastructure rules version 6, from a sixth development set of platform failures (tests/fixtures/"
+              "infra6; version 5's first run there 6/7 found, 7/8 look-alikes kept): a cloud's notice that it is "
+              "taking the VM back ('GCP Metadata Service says termination is imminent', an AWS spot "
+              "'instance-action' to terminate) is preempted. Program rules (version 10) and the learned fallback "
+              "(ml6) as in 2026-11i.",
+    tagger_version="10+infra6+ml6",
+    infra_rules=infra.INFRA_V6,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:
