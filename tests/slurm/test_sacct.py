@@ -85,36 +85,36 @@ def test_a_slurmctld_restart_does_not_flip_what_was_stored(sacct_done, log_dir, 
     assert (cancelled.extra["cancelled_by"], cancelled.exit_code) == (jobs.user, 0)
 
     subprocess.run(["bash", str(REPO / "scripts" / "slurm.sh"), "restart-controller"], check=True, timeout=120)
-    rewritten = wait_for(lambda: next((r for r in cluster.sacct_rows([jobs.id_of("timeout")])
-                                       if r["ExitCode"] == "0:15"), None), timeout=30,
-                         what="slurmctld's restart to rewrite the time limit's exit code to 0:15 "
-                              "(it does so for jobs that ended within MinJobAge)")
-    assert rewritten["State"] == "TIMEOUT"
-    # The cancelled job's record is rewritten too when it ended within MinJobAge, not necessarily at the same
-    # moment; it ended first (cancelled while running), so on a slow machine it may be past that age and keep its
-    # record. Ingest once it is rewritten, or after 30 s without.
-    try:
-        wait_for(lambda: [r["ExitCode"] for r in cluster.sacct_rows([jobs.id_of("cancel-running")])] == ["0:15"],
-                 timeout=30, what="slurmctld's restart to rewrite the cancelled job's exit code to 0:15")
-        cancel_rewritten = True
-    except AssertionError:
-        cancel_rewritten = False
+    # A restart rewrites the exit code of a time-limited or cancelled job to 0:15 when slurmctld still holds it
+    # (it ended within MinJobAge), each at its own moment, and on some runs not at all (seen both ways in CI):
+    # whatever it rewrites, what was stored first must stay, and a rewrite is kept as a later report.
+    def rewritten(kind):
+        try:
+            return bool(wait_for(lambda: [r["ExitCode"] for r in cluster.sacct_rows([jobs.id_of(kind)])] == ["0:15"],
+                                 timeout=30, what=f"slurmctld's restart to rewrite the {kind} job's exit code to 0:15"))
+        except AssertionError:
+            return False
+    timeout_rewritten, cancel_rewritten = rewritten("timeout"), rewritten("cancel-running")
+    assert [r["State"] for r in cluster.sacct_rows([jobs.id_of("timeout")])] == ["TIMEOUT"]
     assert [r["State"] for r in cluster.sacct_rows([jobs.id_of("cancel-running")])] == ["CANCELLED"]
 
     _, err = ingest(monkeypatch, cluster.sacct_parsable2(jobs.ids), "--logs", str(jobs.folder))
     ingest(monkeypatch, cluster.sacct_json(jobs.ids), "--logs", str(jobs.folder))
     timeout, cancelled = stored(jobs, "timeout"), stored(jobs, "cancel-running")
     assert (timeout.status, timeout.exit_code, timeout.signal) == ("timeout", 0, "")
-    assert timeout.extra["slurm_later_reports"] == [{"exit_code": None, "signal": "15"}]
     assert (cancelled.status, cancelled.exit_code, cancelled.signal) == ("cancelled", 0, "")
     assert (cancelled.extra["cancelled_by"], cancelled.extra["slurm_state"]) == (jobs.user, "CANCELLED")
+    if timeout_rewritten:
+        assert timeout.extra["slurm_later_reports"] == [{"exit_code": None, "signal": "15"}]
+        assert f"job {jobs.id_of('timeout')}: sacct now says exit_code -, signal 15; kept what it said first" in err
+    else:
+        assert "slurm_later_reports" not in timeout.extra
     if cancel_rewritten:   # 'by' gone and signal 15: recorded as a later report, not stored over the first
         assert cancelled.extra["slurm_later_reports"] == [
             {"status": "cancelled", "slurm_state": "CANCELLED", "cancelled_by": None, "cancelled_by_uid": None,
              "exit_code": None, "signal": "15"}]
     else:
         assert "slurm_later_reports" not in cancelled.extra
-    assert f"job {jobs.id_of('timeout')}: sacct now says exit_code -, signal 15; kept what it said first" in err
     assert stored(jobs, "exit3").exit_code == 3        # the JSON's unknown exit codes changed nothing either
 
 
