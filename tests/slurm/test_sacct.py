@@ -107,14 +107,15 @@ def test_a_slurmctld_restart_does_not_flip_what_was_stored(sacct_done, log_dir, 
     if timeout_rewritten:
         assert timeout.extra["slurm_later_reports"] == [{"exit_code": None, "signal": "15"}]
         assert f"job {jobs.id_of('timeout')}: sacct now says exit_code -, signal 15; kept what it said first" in err
-    else:
-        assert "slurm_later_reports" not in timeout.extra
     if cancel_rewritten:   # 'by' gone and signal 15: recorded as a later report, not stored over the first
         assert cancelled.extra["slurm_later_reports"] == [
             {"status": "cancelled", "slurm_state": "CANCELLED", "cancelled_by": None, "cancelled_by_uid": None,
              "exit_code": None, "signal": "15"}]
-    else:
-        assert "slurm_later_reports" not in cancelled.extra
+    # A rewrite seen only after the wait (it happened once in CI) is kept the same way: as a later report that
+    # differs from what was stored, never over it.
+    for job in (timeout, cancelled):
+        for report in job.extra.get("slurm_later_reports", []):
+            assert any(report[key] != getattr(job, key, job.extra.get(key)) for key in report), (job, report)
     assert stored(jobs, "exit3").exit_code == 3        # the JSON's unknown exit codes changed nothing either
 
 
