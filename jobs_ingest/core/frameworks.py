@@ -408,7 +408,6 @@ def cut_exception_name(lines: list[str], names: tuple[str, ...] = KNOWN_EXCEPTIO
 # and TF's own form of it ("2019-04-04 15:36:40.879050: F tensorflow/core/kernels/x.cc:577] ...").
 _GLOG_FATAL = re.compile(r"^(?:F(?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+"
                          r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: F )[\w./-]+:\d+\] (?P<msg>\S.*)$")  # glog's; TF's own
-_FRAME_LINE = re.compile(r"^\s*File \"[^\"]+\", line \d+")
 _TAIL_WINDOW = 15
 
 
@@ -425,11 +424,15 @@ def bare_exception_name(lines: list[str], names: tuple[str, ...] = KNOWN_EXCEPTI
     """(line index, exception type) when the log ends on a known exception's bare name ("AssertionError") within
     three lines of a traceback frame (`File "x.py", line 3, in f`), pasted without the indentation that would make
     it a traceback; else None."""
-    said = [i for i, line in enumerate(lines) if line.strip()]
+    said: list[int] = []                 # the last four non-blank lines, newest first
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip():
+            said.append(index)
+            if len(said) == 4:
+                break
     if not said:
         return None
-    last = said[-1]
-    body = _MARKDOWN_QUOTE.sub("", strip_prefixes(lines[last])[0]).strip()
-    if body not in names or not any(_FRAME_LINE.match(lines[i]) for i in said[-4:-1]):
+    body = _MARKDOWN_QUOTE.sub("", strip_prefixes(lines[said[0]])[0]).strip()
+    if body not in names or not any(FRAME.match(lines[i]) for i in said[1:]):
         return None
-    return last, body
+    return said[0], body

@@ -249,7 +249,8 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         tagger_version=tagging.tagger_version,
         tagging_config=tagging.id,
         masked_message=grouping.masked_message(terminal.exception_type, message),
-        fingerprint=grouping.fingerprint(terminal.exception_type, message, _location(grouping, user, frames, lines, terminal)),
+        fingerprint=grouping.fingerprint(terminal.exception_type, message,
+                                         _location(grouping, user, frames, lines, terminal)),
         normaliser_version=grouping.normaliser_version,
         grouping_config=grouping.id,
     ), lines)
@@ -267,10 +268,10 @@ def _location(grouping: GroupingConfig, user, frames, lines: list[str], terminal
     if frames:
         inner = frames[-1]
         return f"lib:{inner.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{grouping.location(inner)}"
-    first = terminal.chain[0].start_index if terminal.chain else terminal.start_index
     if terminal.start_index < terminal.line_index:       # a block without frames (argparse's usage, a notebook cell)
         own = meaningful_tail(lines[terminal.start_index:terminal.line_index], 2, _body)
         return "block:" + " / ".join(normalise.mask(line) for line in own)
+    first = terminal.chain[0].start_index if terminal.chain else terminal.start_index
     before = meaningful_tail(lines[max(0, first - 50):first], 2, _body)
     return "before:" + " / ".join(normalise.mask(line) for line in before) if before else ""
 
