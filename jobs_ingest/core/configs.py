@@ -50,6 +50,7 @@ class TaggingConfig:
     pasted_errors: bool = False                        # errors as people paste them: quoted in a sentence, or a message above its frames
     tail_reading: bool = False                         # no parsed failure: a TF root-error report or a cut exception name at the end
     tail_fatal_lines: bool = False                     # ... or a glog FATAL record, or a bare exception name under a pasted frame
+    collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
 
 
 class UnknownConfig(ValueError):
@@ -305,6 +306,19 @@ TAGGING_CONFIGS += (replace(
               "(ml6) as in 2026-11i.",
     tagger_version="10+infra6+ml6",
     infra_rules=infra.INFRA_V6,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11k",
+    changelog="Logs as collectors write them down (collectors.py): the prefix that containerd/CRI-O log files, "
+              "`kubectl logs --prefix`, SageMaker's Open MPI (--tag-output with mpirank), Ray, Docker Compose, pm2 or "
+              "pdsh put on every line is rewritten to the form the parser reads, and a line left with a prefix and no "
+              "words is blank, so the end of a log is read as the program printed it. Hosts are still read from the "
+              "stored lines, and SageMaker's prefix names the host of a failure line (infrastructure rules version 7, "
+              "otherwise version 6's). Program rules (version 10) and the learned fallback (ml6) as in 2026-11j.",
+    tagger_version="10+infra7+ml6",
+    infra_rules=infra.INFRA_V7,
+    collector_prefixes=True,
 ),)
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .collectors import launcher_bodies
 from .nodes import hosts_in
 from .category import RETRY, Category
 
@@ -252,28 +253,32 @@ class InfraRules:
     lookalikes: re.Pattern
     program_exception: re.Pattern
     syslog_hosts: bool = False          # version 6: any program's syslog record names its host (nodes.hosts_in)
+    collector_hosts: bool = False       # version 7: SageMaker's MPI line prefix names its host (nodes.hosts_in),
+                                        # and the evidence line is quoted without a launcher's rank prefix
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
-               scheduler_state: str | None = None) -> InfraFinding | None:
+               scheduler_state: str | None = None, host_lines: list[str] | None = None) -> InfraFinding | None:
         """The infrastructure failure that ended the job, or None when the evidence is absent or is a look-alike.
 
         `lines` is the log region (its end is read); exit_code and signal are the scheduler's; the state is
-        Slurm's (NODE_FAIL, PREEMPTED...) or a Kubernetes reason (NodeLost, Evicted...).
+        Slurm's (NODE_FAIL, PREEMPTED...) or a Kubernetes reason (NodeLost, Evicted...). `host_lines`, the same
+        lines as stored when `lines` were rewritten for the parser (collectors.py), are where hosts are read.
         """
         offset = max(0, len(lines) - TAIL_LINES)
         tail = [line[:MAX_LINE_CHARS] for line in lines[offset:]]
+        host_tail = [line[:MAX_LINE_CHARS] for line in host_lines[offset:]] if host_lines is not None else tail
         text = "\n".join(tail)
         state = _state(scheduler_state)
         if state is not None:
             category, rule, confidence = state
             if rule == "infra.state.evicted" and (_OVER_REQUEST.search(text) or _OVER_REQUEST.search(scheduler_state)):
                 return None
-            hardware = self._best(tail, offset) if category == "node_lost" else None
+            hardware = self._best(tail, offset, host_tail) if category == "node_lost" else None
             if hardware is not None and hardware.category == "gpu_hardware":
                 return hardware  # the node failed because its GPU did: the more precise answer
             return InfraFinding(category, confidence, rule, f"scheduler state {scheduler_state.strip()}", None,
-                                tuple(hosts_in(tail, syslog_hosts=self.syslog_hosts)))
-        finding = self._best(tail, offset)
+                                tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts, collector_hosts=self.collector_hosts)))
+        finding = self._best(tail, offset, host_tail)
         if finding is None:
             return None
         if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error", "infra.disk_quota"):
@@ -289,7 +294,7 @@ class InfraRules:
             return None
         return finding
 
-    def _best(self, tail: list[str], offset: int) -> InfraFinding | None:
+    def _best(self, tail: list[str], offset: int, host_tail: list[str]) -> InfraFinding | None:
         """The highest-priority category found in the tail; within it the rule order, then the latest line."""
         low = "\n".join(tail).lower()
         starts = list(itertools.accumulate((len(line) + 1 for line in tail[:-1]), initial=0))
@@ -309,9 +314,9 @@ class InfraRules:
         if chosen is None:
             return None
         rule, category, confidence, index = chosen
-        evidence = tail[index].strip()
+        evidence = (launcher_bodies([tail[index]])[0] if self.collector_hosts else tail[index]).strip()
         return InfraFinding(category, confidence, rule, evidence, offset + index,
-                            tuple(hosts_in(tail, syslog_hosts=self.syslog_hosts)))
+                            tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts, collector_hosts=self.collector_hosts)))
 
     def _matches(self, line: str, low: str):
         if "xid" in low:
@@ -420,3 +425,6 @@ _RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re
 _KEYWORDS_V6 = _KEYWORDS_V5 + ("imminent", "instance-action")
 INFRA_V6 = InfraRules("6", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V4_ADDED + _RULES_V5_ADDED + _RULES_V6_ADDED,
                       _KEYWORDS_V6, _LOOKALIKES, _PROGRAM_EXCEPTION, syslog_hosts=True)
+# Version 7 (tagging:2026-11k): the same rules; SageMaker's MPI prefix names the host of a failure line, and the
+# evidence is quoted without a launcher's rank prefix (one reason, one cluster, whichever launcher ran it).
+INFRA_V7 = replace(INFRA_V6, version="7", collector_hosts=True)

@@ -113,6 +113,9 @@ _NAMED = [re.compile(p) for p in [
 # Any program's syslog record ("Dec 17 16:03:58Z <host> start-worker ...", "Mon dd hh:mm:ss host prog[pid]: ..."): the
 # field after the timestamp is the host that logged it, read only on a failure line (infrastructure rules >= 6).
 _SYSLOG_ANY = re.compile(r"^\w{3} +\d{1,2} \d\d:\d\d:\d\dZ? (" + _HOST + r") [\w./-]+(?:\[\d+\])?:? ")
+# Open MPI's --tag-output as SageMaker runs it, "[1,mpirank:3,algo-2]<stderr>:": the host that printed the line
+# (read with infrastructure rules >= 7; other collectors' prefixes name a pod or an address, read as before).
+_MPI_TAG_HOST = re.compile(r"^\[\d+,mpirank:\d+,(" + _HOST + r")\]<(?:stdout|stderr)>:")
 # Where a scheduler records the nodes it gave the job, on any line: slurmctld "Allocate JobId=n
 # NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n", Grid Engine's
 # accounting record "hostname   n" (qacct -j).
@@ -140,7 +143,7 @@ _RAY_ACTOR_IP = re.compile(r"^\s+ip: ([0-9A-Fa-f:.]+|" + _HOST + r")\s*$")
 _RAY_FIELDS = 8
 
 
-def hosts_in(lines: list[str], *, syslog_hosts: bool = False) -> list[str]:
+def hosts_in(lines: list[str], *, syslog_hosts: bool = False, collector_hosts: bool = False) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
     Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
@@ -154,6 +157,9 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False) -> list[str]:
             hosts += _hosts_of_line(line)
             if syslog_hosts and (m := _SYSLOG_ANY.match(line)):
                 hosts += [h for h in [_clean(m.group(1))] if h]
+
+        if collector_hosts and (m := _MPI_TAG_HOST.match(line)) and _FAILURE_LINE.search(line[m.end():]):
+            hosts += [h for h in [_clean(m.group(1))] if h]   # the prefix's "<stderr>" is no failure word
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
             hosts += [h for h in [_clean(m.group(1))] if h]

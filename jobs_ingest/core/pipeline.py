@@ -15,7 +15,7 @@ import re
 import os
 from typing import BinaryIO
 
-from . import configs, frameworks, infra, learned, normalise
+from . import collectors, configs, frameworks, infra, learned, normalise
 from . import stage as stages
 from .analysis import Analysis
 from .capture import HOOK_STAGES, find_capture
@@ -73,7 +73,7 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
         tail, found = None, None
         for window in log.windows(hint=FAILURE_HINT):
             tail = tail or window
-            failures = find_failures(window.lines)
+            failures = find_failures(_parsed_view(window.lines, tagging))
             if failures:
                 found = window
                 break
@@ -84,8 +84,10 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
         start = window.start if window else 0
         counted = start <= LINE_COUNT_BYTES
         line_offset = log.line_number_at(start) - 1 if counted and start else 0
-    lines = window.lines if window else []
-    analysis = _analyse_lines(lines, failures if found else [], line_offset, exit_code, signal, grouping, tagging)
+    stored = window.lines if window else []
+    lines = _parsed_view(stored, tagging)
+    analysis = _analyse_lines(lines, failures if found else [], line_offset, exit_code, signal, grouping, tagging,
+                              stored_lines=stored)
     return analysis if counted else dataclasses.replace(analysis, line_numbers_from=start)
 
 
@@ -97,7 +99,26 @@ def analyse_text(text: str, *, exit_code: int | None = None, signal: int | str |
     lines = split_lines(text)
     if lines and lines[-1] == "" and text.endswith("\n"):  # as analyse_log reads it
         lines.pop()
-    return _analyse_lines(lines, find_failures(lines), 0, exit_code, signal, grouping, tagging)
+    parsed = _parsed_view(lines, tagging)
+    return _analyse_lines(parsed, find_failures(parsed), 0, exit_code, signal, grouping, tagging, stored_lines=lines)
+
+
+def _parsed_view(lines: list[str], tagging: TaggingConfig) -> list[str]:
+    """The lines as the parser reads them: with collectors' prefixes rewritten where the tagging config says so
+    (collectors.py; one line for one, so line numbers hold)."""
+    return collectors.canonical_lines(lines) if tagging.collector_prefixes else lines
+
+
+def _as_stored(analysis: Analysis, stored: list[str], line_offset: int) -> Analysis:
+    """The failure line and the excerpt shown as the log stores them (collectors' prefixes on), where the parser
+    read a rewritten view of the same lines."""
+    changes: dict = {}
+    if analysis.failure_line_number is not None:
+        changes["failure_line"] = stored[analysis.failure_line_number - line_offset - 1]
+    if analysis.excerpt:
+        start = analysis.excerpt_start_line - line_offset - 1
+        changes["excerpt"] = "\n".join(stored[start:start + analysis.excerpt.count("\n") + 1])
+    return dataclasses.replace(analysis, **changes)
 
 
 def _killed(exit_code, signal) -> bool:
@@ -106,9 +127,11 @@ def _killed(exit_code, signal) -> bool:
 
 
 def _analyse_lines(lines: list[str], failures: list[LogFailure], line_offset: int, exit_code, signal,
-                   grouping: GroupingConfig, tagging: TaggingConfig) -> Analysis:
+                   grouping: GroupingConfig, tagging: TaggingConfig, stored_lines: list[str] | None = None) -> Analysis:
     analysis = _tagged(lines, failures, line_offset, exit_code, signal, grouping, tagging)
-    analysis = _refined(analysis, lines, line_offset, exit_code, signal, grouping, tagging)
+    analysis = _refined(analysis, lines, line_offset, exit_code, signal, grouping, tagging, stored_lines)
+    if stored_lines is not None and stored_lines is not lines:
+        analysis = _as_stored(analysis, stored_lines, line_offset)
     if grouping.cluster is None:
         return analysis
     key, reason = grouping.cluster(*_reason(analysis, inner_error=grouping.cluster_inner_error))
@@ -137,13 +160,14 @@ def _reason(analysis: Analysis, inner_error: bool = False) -> tuple[str, str]:
 
 
 def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, signal,
-             grouping: GroupingConfig, tagging: TaggingConfig) -> Analysis:
+             grouping: GroupingConfig, tagging: TaggingConfig, stored_lines: list[str] | None = None) -> Analysis:
     """What the newer tagging configs add after the rules: the platform's failures, then the learned
-    fallback for an exception no rule knows. The hook's NaN guard is certain and stays."""
+    fallback for an exception no rule knows. The hook's NaN guard is certain and stays. Hosts are read from the
+    stored lines (a collector's prefix may name the node)."""
     if analysis.rule == "loss_nan.hook_nan_guard":
         return analysis
     if tagging.infra_rules is not None:
-        finding = tagging.infra_rules.detect(lines, exit_code=exit_code, signal=signal)
+        finding = tagging.infra_rules.detect(lines, exit_code=exit_code, signal=signal, host_lines=stored_lines)
         if finding is not None:
             return _as_infrastructure(analysis, finding, lines, line_offset, grouping)
     if tagging.learned_model and model_may_answer(analysis, tagging):
@@ -340,7 +364,9 @@ def _tail_reading(lines: list[str], tagging: TaggingConfig) -> tuple[int, Tag, s
 
 def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: GroupingConfig,
                      tagging: TaggingConfig) -> Analysis:
-    """No failure the parser recognises: the scheduler's exit status, or else the last lines' words."""
+    """No failure the parser recognises: the scheduler's exit status, or else the last lines' words (read without
+    the launchers' rank prefixes where the config reads collectors' prefixes too)."""
+    read = collectors.launcher_bodies(lines) if tagging.collector_prefixes else lines
     last = max((i for i, line in enumerate(lines) if line.strip()), default=None)
     evidence_index = last
     if killed:
@@ -354,23 +380,23 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         # Logs cut short (a quoted excerpt, a truncated upload) often end on the line that names the
         # problem without an exception line: let a specific message rule read the last lines, with
         # a confidence that says it is a guess.
-        said = (frameworks.said_lines(lines, _TAIL_GUESS_LINES, python_frames=tagging.pasted_errors) if tagging.location_traces
-                else [i for i, line in enumerate(lines) if line.strip()][-_TAIL_GUESS_LINES:])
-        quoted = [i for i in frameworks.backticked_lines(lines) if i not in said] if tagging.pasted_errors else []
-        closer = _tail_reading(lines, tagging) if tagging.tail_reading else None
+        said = (frameworks.said_lines(read, _TAIL_GUESS_LINES, python_frames=tagging.pasted_errors) if tagging.location_traces
+                else [i for i, line in enumerate(read) if line.strip()][-_TAIL_GUESS_LINES:])
+        quoted = [i for i in frameworks.backticked_lines(read) if i not in said] if tagging.pasted_errors else []
+        closer = _tail_reading(read, tagging) if tagging.tail_reading else None
         for index in ([] if closer else said[::-1] + quoted):   # each line read once
             if tagging.pasted_errors:
-                guess = frameworks.said_tag(lines[index], tagging.tag, quoted=True)
+                guess = frameworks.said_tag(read[index], tagging.tag, quoted=True)
             else:
-                guess = tagging.tag("", lines[index].strip())
+                guess = tagging.tag("", read[index].strip())
                 guess = guess if guess.specific else None
             if guess is not None:
                 category, rule, evidence_index = guess.category, guess.rule + ".unparsed_tail", index
                 confidence = round(min(0.6, guess.confidence - 0.3), 2)
-                message = lines[index].strip()
+                message = read[index].strip()
                 break
         else:
-            launched = frameworks.launcher_tail_tag(lines, Tag) if tagging.launcher_tail and not closer else None
+            launched = frameworks.launcher_tail_tag(read, Tag) if tagging.launcher_tail and not closer else None
             if launched is not None:   # the log ends on a launcher's report of its child's exit
                 category, confidence, rule, message = launched.category, launched.confidence, launched.rule, launched.evidence
         if closer is not None:
@@ -379,7 +405,7 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
     signature_text = message
     if grouping.tail_fingerprint and rule in (_NO_FAILURE_RULE, _KILLED_RULE):
         # Not one shared "no failure" signature: the log's own last words tell such failures apart.
-        tail = meaningful_tail(lines)
+        tail = meaningful_tail(read)
         if tail and rule == _NO_FAILURE_RULE:
             message = f"{message}; the log ends: {tail[-1]}"
         before = tail[:-1] if rule == _NO_FAILURE_RULE else tail

@@ -23,6 +23,8 @@ _PREFIXES = [
 # Upper-case or bracketed levels only: a lower-case "error: ..." is the exception line of a
 # `cv2.error` / `socket.error` traceback, not a logger's level.
 _ANY_PREFIX = re.compile("|".join(f"(?:{p.pattern})" for p in _PREFIXES))
+# The launchers' own (rank, MPI, srun label, compose), not a record's time or level.
+LAUNCHER_PREFIX = re.compile("|".join(f"(?:{p.pattern})" for p in _PREFIXES[:3] + _PREFIXES[6:]))
 _LEVEL = re.compile(r"^(?:\[(?i:(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL))\]|(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)"
                     r"(?:\s*[:|-]\s*|\s+)")
 

@@ -1,0 +1,86 @@
+"""Prefixes that a log's collector puts on every line, rewritten to the forms the parser reads (tagging:2026-11k).
+
+The program printed a traceback; what reaches us is often that traceback as a collector wrote it down:
+
+- containerd / CRI-O log files (what Fluent Bit, Filebeat and Vector ship from /var/log/pods):
+  "2024-05-01T10:00:00.123456789Z stderr F Traceback ..." (time, stream, F for a full line, P for a partial one),
+  and `kubectl logs --timestamps` / `docker logs -t`: "2024-05-01T10:00:00.123456789Z Traceback ...";
+- `kubectl logs --prefix`: "[pod/train-worker-0/pytorch] Traceback ...";
+- Open MPI's --tag-output as SageMaker runs it: "[1,mpirank:3,algo-2]<stderr>:Traceback ...";
+- Ray's relayed worker output: "(RayTrainWorker pid=1193, ip=10.244.4.193) Traceback ...", "(raylet) ...", and its
+  deduplication suffix " [repeated 7x across cluster]";
+- Docker Compose ("trainer-1  | ..."), pm2 ("0|train  | ...") and pdsh, through which DeepSpeed's multi-node runner
+  launches ("node2: ...", read only when one host prefix is on several lines).
+
+Each line is rewritten on its own (line numbers stay those of the stored log): a collector's prefix becomes nothing,
+or the form the parser already reads (Open MPI's "[1,3]<stderr>:", which keeps the rank), and a
+line left with only a prefix and no words becomes blank, as the program printed it. Host names in the prefixes are
+read from the lines as stored (nodes.py), not from these.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .tracebacks import LAUNCHER_PREFIX, strip_prefixes
+
+# The collector's clock, not the program's (which a parser reads as the start of a new record): CRI's time, stream
+# and tag, or the RFC 3339 nanosecond time that kubectl --timestamps and docker logs -t print.
+_COLLECTOR_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP](?: |$)"
+                             r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}(?:Z|[+-]\d\d:\d\d)(?: |$)")
+_SAGEMAKER_MPI = re.compile(r"^\[(\d+),mpirank:(\d+),[^\]\s]+\]<(stdout|stderr)>:")
+_DROPPED = re.compile(
+    r"^\[pod/[^/\]\s]+/[^\]\s]+\] ?"                                  # kubectl logs --prefix
+    r"|^\((?:[\w.:<>-]+ )?pid=\d+(?:, ip=[\w.:-]+)?\) ?"              # Ray worker / actor / task
+    r"|^\((?:raylet|gcs_server|dashboard_agent|monitor|autoscaler(?: \+[\w.]+)?)(?:, ip=[\w.:-]+)?\) ?"  # Ray daemons
+    r"|^[A-Za-z0-9][\w.-]*[-_]\d+\s+\| ?"                             # Docker Compose "service-1  | "
+    r"|^\d+\|[\w.-]+\s*\| ?")                                         # pm2 "0|app  | "
+_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in (_SAGEMAKER_MPI, _COLLECTOR_TIME, _DROPPED)))
+_RAY_REPEATED = re.compile(r" \[repeated \d+x across cluster\]$")
+# pdsh's "%s: %s": a lower-case host name with a digit (not a device, rank or epoch counter).
+_PDSH = re.compile(r"^(?!(?:gpu|cuda|rank|device|dev|local_?rank|epoch|step|iter)\d+:)"
+                   r"([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*):(?: |$)")
+_PDSH_MIN_LINES = 3
+_MAYBE_BARE_PREFIX = 80   # longer lines always hold words
+_PREFIX_ENDS = (":", "]", ")", "|")   # how a launcher's or a logger's prefix ends
+
+
+def canonical_lines(lines: list[str]) -> list[str]:
+    """The lines with collectors' prefixes rewritten (one output line per input line)."""
+    pdsh = Counter(m.group(1) for line in lines if (m := _PDSH.match(line)))
+    pdsh_hosts = {host for host, count in pdsh.items() if count >= _PDSH_MIN_LINES}
+    return [_canonical(line, pdsh_hosts) for line in lines]
+
+
+def _canonical(line: str, pdsh_hosts: set[str]) -> str:
+    for _ in range(3):             # kubectl's prefix before CRI's, a Ray prefix inside a pod's line
+        if not (_ANY.match(line) or pdsh_hosts):
+            break
+        before = line
+        if line.startswith("["):
+            line = _SAGEMAKER_MPI.sub(r"[\1,\2]<\3>:", line, count=1)
+        line = _COLLECTOR_TIME.sub("", line, count=1)
+        line = _DROPPED.sub("", line, count=1)
+        if pdsh_hosts and (m := _PDSH.match(line)) and m.group(1) in pdsh_hosts:
+            line = line[m.end():]
+        if line == before:
+            break
+    if line.endswith("across cluster]"):
+        line = _RAY_REPEATED.sub("", line)
+    if len(line) < _MAYBE_BARE_PREFIX and line.rstrip()[-1:] in _PREFIX_ENDS and not strip_prefixes(line)[0].strip():
+        return ""
+    return line
+
+
+def launcher_bodies(lines: list[str]) -> list[str]:
+    """The lines without the launchers' rank prefixes ("[rank0]: ", "[1,0]<stderr>:", srun's "3: "), for reading
+    the last words of a log with no parsed failure; a record's time and level stay."""
+    out = []
+    for line in lines:
+        for _ in range(3):
+            m = LAUNCHER_PREFIX.match(line)
+            if not m or not m.end():
+                break
+            line = line[m.end():]
+        out.append(line)
+    return out

@@ -1,0 +1,127 @@
+"""Logs as collectors write them down (core/collectors.py, tagging:2026-11k): a prefix that containerd, kubectl,
+SageMaker's Open MPI, Ray, Docker Compose, pm2 or pdsh put on every line changes neither the tag nor the grouping
+of a failure. The prefixes are the tools' documented formats; the logs under them are real development logs."""
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import pytest  # noqa: E402
+
+from jobs_ingest.core import analyse_text  # noqa: E402
+from jobs_ingest.core.collectors import canonical_lines, launcher_bodies  # noqa: E402
+from jobs_ingest.core.infra import INFRA_V6, INFRA_V7  # noqa: E402
+from jobs_ingest.core.nodes import hosts_in  # noqa: E402
+
+OLD, NEW = "tagging:2026-11j", "tagging:2026-11k"
+
+
+def _devset(*ids: str) -> dict[str, dict]:
+    wanted, found = set(ids), {}
+    for path in sorted((ROOT / "bench" / "devset").glob("issues*/dev.jsonl")):
+        for line in path.open(encoding="utf-8"):
+            record = json.loads(line)
+            if record.get("id") in wanted:
+                found[record["id"]] = record
+    assert set(found) == wanted
+    return found
+
+
+# One line prefix per collector, as each documents it ({i}: the line's number).
+COLLECTORS = {
+    "containerd / CRI-O file": "2024-05-01T10:00:{i:02d}.123456789Z stderr F ",
+    "kubectl logs --prefix": "[pod/bert-worker-0/pytorch] ",
+    "kubectl logs --prefix --timestamps": "[pod/bert-worker-0/pytorch] 2024-05-01T10:00:{i:02d}.123456789Z ",
+    "SageMaker Open MPI": "[1,mpirank:0,algo-1]<stderr>:",
+    "Ray worker": "(RayTrainWorker pid=1193, ip=10.244.4.193) ",
+    "Ray task": "(train_func pid=41521) ",
+    "Docker Compose": "trainer-1  | ",
+    "pm2": "0|train  | ",
+    "pdsh (DeepSpeed)": "worker-0: ",
+    "torchrun --tee": "[rank0]: ",
+}
+# A traceback, a log cut inside its exception's name, a bare exception name under pasted frames, a TF error
+# read from the last lines: each read rightly from the plain log.
+LOGS = _devset("i7a-0001", "i6s-0026", "i7d-0002", "i7a-0021")
+
+
+def _prefixed(log: str, prefix: str) -> str:
+    return "\n".join(prefix.format(i=i) + line for i, line in enumerate(log.split("\n")))
+
+
+@pytest.mark.parametrize("collector", COLLECTORS)
+@pytest.mark.parametrize("case", LOGS)
+def test_a_collectors_prefix_changes_neither_tag_nor_grouping(collector, case):
+    plain = analyse_text(LOGS[case]["log"], tagging_config=NEW)
+    assert plain.category == LOGS[case]["category"]
+    seen = analyse_text(_prefixed(LOGS[case]["log"], COLLECTORS[collector]), tagging_config=NEW)
+    assert (seen.category, seen.rule, seen.cluster) == (plain.category, plain.rule, plain.cluster)
+    if not collector.startswith(("SageMaker", "torchrun")):   # a rank prefix may keep a frame's code unread
+        assert seen.fingerprint == plain.fingerprint
+
+
+def test_the_previous_config_still_reads_prefixed_logs_as_it_did():
+    under_prefix = [analyse_text(_prefixed(r["log"], COLLECTORS["kubectl logs --prefix"]), tagging_config=OLD)
+                    for r in LOGS.values()]
+    plain = [analyse_text(r["log"], tagging_config=OLD) for r in LOGS.values()]
+    assert [a.fingerprint for a in under_prefix] != [a.fingerprint for a in plain]   # released: never changes
+    assert "unclassified" in [a.category for a in under_prefix]
+
+
+def test_prefixes_are_rewritten_line_for_line_and_rank_is_kept():
+    lines = ["2024-05-01T10:00:00.123456789Z stderr F Traceback (most recent call last):",
+             "2024-05-01T10:00:00.223456789Z stderr F",
+             "[pod/w-0/pytorch] 2024-05-01T10:00:01.000000001Z KeyError: 'x'",
+             "[1,mpirank:3,algo-2]<stderr>:RuntimeError: boom",
+             "(RayTrainWorker pid=12, ip=10.0.0.5) ValueError: bad [repeated 7x across cluster]",
+             "(raylet, ip=10.0.0.5) A worker died or was killed while executing a task",
+             "[rank1]:",
+             "2024-05-01 10:00:00,123 INFO training step 3"]
+    assert canonical_lines(lines) == [
+        "Traceback (most recent call last):", "", "KeyError: 'x'", "[1,3]<stderr>:RuntimeError: boom",
+        "ValueError: bad", "A worker died or was killed while executing a task", "",
+        "2024-05-01 10:00:00,123 INFO training step 3"]     # the program's own time stays
+    assert launcher_bodies(["[rank1]: AssertionError", "[1,3]<stderr>:ValueError: x", "3: x", "[1,3]<stderr>:"]) == [
+        "AssertionError", "ValueError: x", "x", ""]
+
+
+def test_a_pdsh_host_prefix_needs_several_lines_and_a_host_like_name():
+    assert canonical_lines(["node2: a", "node2: b", "node2: c"]) == ["a", "b", "c"]
+    assert canonical_lines(["node2: a", "node3: b"]) == ["node2: a", "node3: b"]     # too few to tell
+    assert canonical_lines(["epoch12: a"] * 3) == ["epoch12: a"] * 3                  # a counter, not a host
+
+
+def test_the_failure_line_and_excerpt_are_shown_as_stored():
+    log = _prefixed(LOGS["i7a-0001"]["log"], COLLECTORS["kubectl logs --prefix"])
+    analysis = analyse_text(log, tagging_config=NEW)
+    stored = log.split("\n")
+    assert analysis.failure_line == stored[analysis.failure_line_number - 1]
+    assert analysis.failure_line.startswith("[pod/bert-worker-0/pytorch] ")
+    assert analysis.excerpt.split("\n")[0] == stored[analysis.excerpt_start_line - 1]
+
+
+def test_real_ray_and_mpi_logs_read_their_last_words_without_the_prefix():
+    logs = _devset("i5c-0002", "i3tf-0026")
+    ray = analyse_text(logs["i5c-0002"]["log"], tagging_config=NEW)
+    mpi = analyse_text(logs["i3tf-0026"]["log"], tagging_config=NEW)
+    assert ray.message.endswith("the log ends: @     0x7f60b589e3d4        192  ray::rpc::")
+    assert mpi.message.endswith("the log ends: *** Aborted at")
+    assert "(TorchTrainer pid=" in analyse_text(logs["i5c-0002"]["log"], tagging_config=OLD).message
+
+
+def test_version_7_reads_the_host_in_sagemakers_prefix_of_a_failure_line():
+    lines = ["[1,mpirank:0,algo-1]<stderr>:INFO:root:Reducer buckets have been rebuilt in this iteration.",
+             "[1,mpirank:3,algo-2]<stderr>:algo-2:81:1311 [3] include/socket.h:423 NCCL WARN Net : Connection closed "
+             "by remote peer"]
+    assert hosts_in(lines, collector_hosts=True) == ["algo-2"]   # "<stderr>" alone is no failure word
+    assert hosts_in(lines) == []
+    log = "\n".join(lines + ["[1,mpirank:3,algo-2]<stderr>:RuntimeError: NCCL communicator was aborted on rank 3. "
+                             "Original reason for failure was: NCCL error: remote process exited or there was a "
+                             "network error, NCCL version 2.18.1"])
+    new, old = analyse_text(log, tagging_config=NEW), analyse_text(log, tagging_config=OLD)
+    assert new.category == old.category == "collective_communication"
+    assert "algo-2" in new.suspect_nodes and "algo-2" not in old.suspect_nodes
+    assert INFRA_V7.rules is INFRA_V6.rules
