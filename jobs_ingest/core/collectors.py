@@ -13,7 +13,7 @@ The program printed a traceback; what reaches us is often that traceback as a co
   launches ("node2: ...", read only when one host prefix is on several lines).
 
 Each line is rewritten on its own (line numbers stay those of the stored log): a collector's prefix becomes nothing,
-or the form the parser already reads (Open MPI's "[1,3]<stderr>:", which keeps the rank), and a
+or the form the parser already reads (Open MPI's "[1,3]<stderr>: ", which keeps the rank), and a
 line left with only a prefix and no words becomes blank, as the program printed it. Host names in the prefixes are
 read from the lines as stored (nodes.py), not from these.
 """
@@ -28,14 +28,16 @@ from .tracebacks import LAUNCHER_PREFIX, strip_prefixes
 # and tag, or the RFC 3339 nanosecond time that kubectl --timestamps and docker logs -t print.
 _COLLECTOR_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP](?: |$)"
                              r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}(?:Z|[+-]\d\d:\d\d)(?: |$)")
-_SAGEMAKER_MPI = re.compile(r"^\[(\d+),mpirank:(\d+),[^\]\s]+\]<(stdout|stderr)>:")
+# Open MPI's --tag-output ("[1,3]<stderr>:", Horovod's too; SageMaker's "[1,mpirank:3,algo-2]<stderr>:") is
+# followed by the line as printed, with no space: the parser's prefix would eat a space of a frame's indentation.
+_OPEN_MPI = re.compile(r"^\[(\d+),(?:mpirank:)?(\d+)(?:,[^\]\s]+)?\]<(stdout|stderr)>:")
 _DROPPED = re.compile(
     r"^\[pod/[^/\]\s]+/[^\]\s]+\] ?"                                  # kubectl logs --prefix
     r"|^\((?:[\w.:<>-]+ )?pid=\d+(?:, ip=[\w.:-]+)?\) ?"              # Ray worker / actor / task
     r"|^\((?:raylet|gcs_server|dashboard_agent|monitor|autoscaler(?: \+[\w.]+)?)(?:, ip=[\w.:-]+)?\) ?"  # Ray daemons
     r"|^[A-Za-z0-9][\w.-]*[-_]\d+\s+\| ?"                             # Docker Compose "service-1  | "
     r"|^\d+\|[\w.-]+\s*\| ?")                                         # pm2 "0|app  | "
-_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in (_SAGEMAKER_MPI, _COLLECTOR_TIME, _DROPPED)))
+_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in (_COLLECTOR_TIME, _DROPPED)))
 _RAY_REPEATED = re.compile(r" \[repeated \d+x across cluster\]$")
 # pdsh's "%s: %s": a lower-case host name with a digit (not a device, rank or epoch counter).
 _PDSH = re.compile(r"^(?!(?:gpu|cuda|rank|device|dev|local_?rank|epoch|step|iter)\d+:)"
@@ -53,12 +55,13 @@ def canonical_lines(lines: list[str]) -> list[str]:
 
 
 def _canonical(line: str, pdsh_hosts: set[str]) -> str:
+    if line.startswith("[") and (m := _OPEN_MPI.match(line)):   # once: the space it adds is not the program's
+        rest = line[m.end():]
+        return f"[{m.group(1)},{m.group(2)}]<{m.group(3)}>: {rest}" if rest.strip() else ""
     for _ in range(3):             # kubectl's prefix before CRI's, a Ray prefix inside a pod's line
         if not (_ANY.match(line) or pdsh_hosts):
             break
         before = line
-        if line.startswith("["):
-            line = _SAGEMAKER_MPI.sub(r"[\1,\2]<\3>:", line, count=1)
         line = _COLLECTOR_TIME.sub("", line, count=1)
         line = _DROPPED.sub("", line, count=1)
         if pdsh_hosts and (m := _PDSH.match(line)) and m.group(1) in pdsh_hosts:

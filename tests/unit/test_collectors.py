@@ -59,8 +59,7 @@ def test_a_collectors_prefix_changes_neither_tag_nor_grouping(collector, case):
     assert plain.category == LOGS[case]["category"]
     seen = analyse_text(_prefixed(LOGS[case]["log"], COLLECTORS[collector]), tagging_config=NEW)
     assert (seen.category, seen.rule, seen.cluster) == (plain.category, plain.rule, plain.cluster)
-    if not collector.startswith(("SageMaker", "torchrun")):   # a rank prefix may keep a frame's code unread
-        assert seen.fingerprint == plain.fingerprint
+    assert seen.fingerprint == plain.fingerprint
 
 
 def test_the_previous_config_still_reads_prefixed_logs_as_it_did():
@@ -81,7 +80,7 @@ def test_prefixes_are_rewritten_line_for_line_and_rank_is_kept():
              "[rank1]:",
              "2024-05-01 10:00:00,123 INFO training step 3"]
     assert canonical_lines(lines) == [
-        "Traceback (most recent call last):", "", "KeyError: 'x'", "[1,3]<stderr>:RuntimeError: boom",
+        "Traceback (most recent call last):", "", "KeyError: 'x'", "[1,3]<stderr>: RuntimeError: boom",
         "ValueError: bad", "A worker died or was killed while executing a task", "",
         "2024-05-01 10:00:00,123 INFO training step 3"]     # the program's own time stays
     assert launcher_bodies(["[rank1]: AssertionError", "[1,3]<stderr>:ValueError: x", "3: x", "[1,3]<stderr>:"]) == [
