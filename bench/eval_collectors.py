@@ -4,7 +4,7 @@
     .venv/bin/python bench/eval_collectors.py [--data FILE ...] [--configs ID ...] [--markdown]
 
 Pure (no servers). Each labelled log is analysed as it is, then with one collector's documented line prefix
-(containerd/CRI-O files, kubectl --prefix, SageMaker's Open MPI tag, Ray, Docker Compose, pm2, pdsh, torchrun)
+(Docker's json-file records, containerd/CRI-O files, kubectl --prefix, SageMaker's Open MPI tag, Ray, Docker Compose, pm2, pdsh, torchrun)
 on every line, by each tagging config. Reported per collector and config: the share of logs whose category,
 exact fingerprint and reason cluster stay those of the plain log, and the category accuracy against the labels
 under the prefix (the plain logs' accuracy is the first row). Same logs, same configs, same grouping for every
@@ -27,6 +27,7 @@ DATA = ["bench/heldout3/cases.jsonl", "bench/heldout4/cases.jsonl", "bench/heldo
 CONFIGS = ["tagging:2026-11j", "tagging:2026-11k"]
 COLLECTORS = {
     "none (plain log)": "",
+    "Docker json-file": "json-file",
     "containerd / CRI-O file": "2024-05-01T10:00:{s:02d}.123456789Z stderr F ",
     "kubectl logs --prefix --timestamps": "[pod/bert-worker-0/pytorch] 2024-05-01T10:00:{s:02d}.123456789Z ",
     "SageMaker Open MPI": "[1,mpirank:0,algo-1]<stderr>:",
@@ -39,6 +40,9 @@ COLLECTORS = {
 
 
 def prefixed(log: str, prefix: str) -> str:
+    if prefix == "json-file":   # one {"log", "stream", "time"} record per line
+        return "\n".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": f"2024-05-01T10:00:{i % 60:02d}.1Z"})
+                         for i, line in enumerate(log.split("\n")))
     return "\n".join(prefix.format(s=i % 60) + line for i, line in enumerate(log.split("\n"))) if prefix else log
 
 

@@ -2,6 +2,8 @@
 
 The program printed a traceback; what reaches us is often that traceback as a collector wrote it down:
 
+- Docker's json-file logging driver (the default; also Kubernetes nodes on dockershim, and Fluentd / Fluent Bit
+  records): '{"log":"Traceback ...\\n","stream":"stderr","time":"..."}', one record per printed line;
 - containerd / CRI-O log files (what Fluent Bit, Filebeat and Vector ship from /var/log/pods):
   "2024-05-01T10:00:00.123456789Z stderr F Traceback ..." (time, stream, F for a full line, P for a partial one),
   and `kubectl logs --timestamps` / `docker logs -t`: "2024-05-01T10:00:00.123456789Z Traceback ...";
@@ -19,9 +21,11 @@ read from the lines as stored (nodes.py), not from these.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
+from .logread import clean_line
 from .tracebacks import LAUNCHER_PREFIX, strip_prefixes
 
 # The collector's clock, not the program's (which a parser reads as the start of a new record): CRI's time, stream
@@ -55,6 +59,8 @@ def canonical_lines(lines: list[str]) -> list[str]:
 
 
 def _canonical(line: str, pdsh_hosts: set[str]) -> str:
+    if line.startswith('{"') and line.endswith("}"):
+        line = _json_record(line)
     if line.startswith("[") and (m := _OPEN_MPI.match(line)):   # once: the space it adds is not the program's
         rest = line[m.end():]
         return f"[{m.group(1)},{m.group(2)}]<{m.group(3)}>: {rest}" if rest.strip() else ""
@@ -73,6 +79,16 @@ def _canonical(line: str, pdsh_hosts: set[str]) -> str:
     if len(line) < _MAYBE_BARE_PREFIX and line.rstrip()[-1:] in _PREFIX_ENDS and not strip_prefixes(line)[0].strip():
         return ""
     return line
+
+
+def _json_record(line: str) -> str:
+    """The printed line of a json-file record ({"log": ..., "stream": ...}); other JSON lines as they are."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    text = record.get("log") if isinstance(record, dict) and "stream" in record else None
+    return clean_line(text.replace("\n", " ")) if isinstance(text, str) else line   # as a plain log's line is read
 
 
 def launcher_bodies(lines: list[str]) -> list[str]:

@@ -310,12 +310,13 @@ TAGGING_CONFIGS += (replace(
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],
     id="tagging:2026-11k",
-    changelog="Logs as collectors write them down (collectors.py): the prefix that containerd/CRI-O log files, "
-              "`kubectl logs --prefix`, SageMaker's Open MPI (--tag-output with mpirank), Ray, Docker Compose, pm2 or "
-              "pdsh put on every line is rewritten to the form the parser reads, and a line left with a prefix and no "
-              "words is blank, so the end of a log is read as the program printed it. Hosts are still read from the "
-              "stored lines, and SageMaker's prefix names the host of a failure line (infrastructure rules version 7, "
-              "otherwise version 6's). Program rules (version 10) and the learned fallback (ml6) as in 2026-11j.",
+    changelog="Logs as collectors write them down (collectors.py): Docker's json-file records, and the prefix that "
+              "containerd/CRI-O log files, `kubectl logs --prefix`/`--timestamps`, SageMaker's Open MPI (--tag-output "
+              "with mpirank), Ray, Docker Compose, pm2 or pdsh put on every line, are rewritten line for line to the "
+              "form the parser reads, and a line left with a prefix and no words is blank, so the end of a log is read "
+              "as the program printed it. The failure line and excerpt are shown as stored. Infrastructure rules "
+              "version 7 (version 6's rules) read hosts in the parsed lines plus the node a collector's prefix names on "
+              "a failure line. Program rules (version 10) and the learned fallback (ml6) as in 2026-11j.",
     tagger_version="10+infra7+ml6",
     infra_rules=infra.INFRA_V7,
     collector_prefixes=True,

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .collectors import launcher_bodies
-from .nodes import hosts_in
+from .nodes import hosts_in, is_failure_line, prefix_hosts
 from .category import RETRY, Category
 
 INFRASTRUCTURE = "infrastructure"
@@ -253,8 +253,9 @@ class InfraRules:
     lookalikes: re.Pattern
     program_exception: re.Pattern
     syslog_hosts: bool = False          # version 6: any program's syslog record names its host (nodes.hosts_in)
-    collector_hosts: bool = False       # version 7: SageMaker's MPI line prefix names its host (nodes.hosts_in),
-                                        # and the evidence line is quoted without a launcher's rank prefix
+    collector_hosts: bool = False       # version 7: hosts are read from the lines as the parser reads them, plus the
+                                        # node a collector's prefix names on a failure line (nodes.prefix_hosts); the
+                                        # evidence line is quoted without a launcher's rank prefix
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
                scheduler_state: str | None = None, host_lines: list[str] | None = None) -> InfraFinding | None:
@@ -277,7 +278,7 @@ class InfraRules:
             if hardware is not None and hardware.category == "gpu_hardware":
                 return hardware  # the node failed because its GPU did: the more precise answer
             return InfraFinding(category, confidence, rule, f"scheduler state {scheduler_state.strip()}", None,
-                                tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts, collector_hosts=self.collector_hosts)))
+                                tuple(self._hosts(tail, host_tail)))
         finding = self._best(tail, offset, host_tail)
         if finding is None:
             return None
@@ -293,6 +294,17 @@ class InfraRules:
         if finding.rule == "infra.disk_full" and _SHM_FILE.search(finding.evidence):
             return None
         return finding
+
+    def _hosts(self, tail: list[str], host_tail: list[str]) -> tuple[str, ...]:
+        """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
+        the parser reads them (a collector's "stderr" is no failure word), with the node a collector's prefix names."""
+        if not self.collector_hosts:
+            return tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts))
+        found = hosts_in(tail, syslog_hosts=self.syslog_hosts)
+        for parsed, stored in zip(tail, host_tail):
+            if parsed != stored and is_failure_line(parsed):
+                found += [h for h in prefix_hosts(stored) if h not in found]
+        return tuple(found)
 
     def _best(self, tail: list[str], offset: int, host_tail: list[str]) -> InfraFinding | None:
         """The highest-priority category found in the tail; within it the rule order, then the latest line."""
@@ -316,7 +328,7 @@ class InfraRules:
         rule, category, confidence, index = chosen
         evidence = (launcher_bodies([tail[index]])[0] if self.collector_hosts else tail[index]).strip()
         return InfraFinding(category, confidence, rule, evidence, offset + index,
-                            tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts, collector_hosts=self.collector_hosts)))
+                            tuple(self._hosts(tail, host_tail)))
 
     def _matches(self, line: str, low: str):
         if "xid" in low:
@@ -425,6 +437,7 @@ _RULES_V6_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re
 _KEYWORDS_V6 = _KEYWORDS_V5 + ("imminent", "instance-action")
 INFRA_V6 = InfraRules("6", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V4_ADDED + _RULES_V5_ADDED + _RULES_V6_ADDED,
                       _KEYWORDS_V6, _LOOKALIKES, _PROGRAM_EXCEPTION, syslog_hosts=True)
-# Version 7 (tagging:2026-11k): the same rules; SageMaker's MPI prefix names the host of a failure line, and the
-# evidence is quoted without a launcher's rank prefix (one reason, one cluster, whichever launcher ran it).
+# Version 7 (tagging:2026-11k): the same rules. Hosts are read in the lines as the parser reads them, plus the node a
+# collector's prefix names on a failure line; the evidence is quoted without a launcher's rank prefix (one reason,
+# one cluster, whichever launcher ran the job).
 INFRA_V7 = replace(INFRA_V6, version="7", collector_hosts=True)

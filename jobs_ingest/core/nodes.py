@@ -113,9 +113,12 @@ _NAMED = [re.compile(p) for p in [
 # Any program's syslog record ("Dec 17 16:03:58Z <host> start-worker ...", "Mon dd hh:mm:ss host prog[pid]: ..."): the
 # field after the timestamp is the host that logged it, read only on a failure line (infrastructure rules >= 6).
 _SYSLOG_ANY = re.compile(r"^\w{3} +\d{1,2} \d\d:\d\d:\d\dZ? (" + _HOST + r") [\w./-]+(?:\[\d+\])?:? ")
-# Open MPI's --tag-output as SageMaker runs it, "[1,mpirank:3,algo-2]<stderr>:": the host that printed the line
-# (read with infrastructure rules >= 7; other collectors' prefixes name a pod or an address, read as before).
-_MPI_TAG_HOST = re.compile(r"^\[\d+,mpirank:\d+,(" + _HOST + r")\]<(?:stdout|stderr)>:")
+# The node a collector's line prefix names (read with infrastructure rules >= 7, where the parser reads the line
+# without it): SageMaker's Open MPI tag "[1,mpirank:3,algo-2]<stderr>:", Ray's "(RayTrainWorker pid=12, ip=10.0.0.5)"
+# or "(raylet, ip=10.0.0.5)", pdsh's "node2: ". A pod's name (kubectl --prefix) is no node.
+_PREFIX_HOST = re.compile(r"^\[\d+,mpirank:\d+,(" + _HOST + r")\]<(?:stdout|stderr)>:"
+                          r"|^\([^()]*\bip=([0-9A-Fa-f:.]+|" + _HOST + r")\) "
+                          r"|^([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*):(?: |$)")
 # Where a scheduler records the nodes it gave the job, on any line: slurmctld "Allocate JobId=n
 # NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n", Grid Engine's
 # accounting record "hostname   n" (qacct -j).
@@ -143,7 +146,7 @@ _RAY_ACTOR_IP = re.compile(r"^\s+ip: ([0-9A-Fa-f:.]+|" + _HOST + r")\s*$")
 _RAY_FIELDS = 8
 
 
-def hosts_in(lines: list[str], *, syslog_hosts: bool = False, collector_hosts: bool = False) -> list[str]:
+def hosts_in(lines: list[str], *, syslog_hosts: bool = False) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
     Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
@@ -158,8 +161,6 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False, collector_hosts: b
             if syslog_hosts and (m := _SYSLOG_ANY.match(line)):
                 hosts += [h for h in [_clean(m.group(1))] if h]
 
-        if collector_hosts and (m := _MPI_TAG_HOST.match(line)) and _FAILURE_LINE.search(line[m.end():]):
-            hosts += [h for h in [_clean(m.group(1))] if h]   # the prefix's "<stderr>" is no failure word
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
             hosts += [h for h in [_clean(m.group(1))] if h]
@@ -167,6 +168,18 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False, collector_hosts: b
             if host not in found:
                 found.append(host)
     return found
+
+
+def is_failure_line(line: str) -> bool:
+    """Whether a line reports a failure (only such lines name suspects)."""
+    return bool(_FAILURE_LINE.search(line))
+
+
+def prefix_hosts(stored_line: str) -> list[str]:
+    """The node named by a collector's prefix of a line as stored (_PREFIX_HOST), or []."""
+    m = _PREFIX_HOST.match(stored_line)
+    host = _clean(next((g for g in m.groups() if g), "")) if m else None
+    return [host] if host else []
 
 
 def _assigned_hosts(line: str) -> list[str]:

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from jobs_ingest.core import analyse_text  # noqa: E402
 from jobs_ingest.core.collectors import canonical_lines, launcher_bodies  # noqa: E402
 from jobs_ingest.core.infra import INFRA_V6, INFRA_V7  # noqa: E402
-from jobs_ingest.core.nodes import hosts_in  # noqa: E402
+from jobs_ingest.core.nodes import prefix_hosts  # noqa: E402
 
 OLD, NEW = "tagging:2026-11j", "tagging:2026-11k"
 
@@ -32,6 +32,7 @@ def _devset(*ids: str) -> dict[str, dict]:
 
 # One line prefix per collector, as each documents it ({i}: the line's number).
 COLLECTORS = {
+    "Docker json-file": "json-file",
     "containerd / CRI-O file": "2024-05-01T10:00:{i:02d}.123456789Z stderr F ",
     "kubectl logs --prefix": "[pod/bert-worker-0/pytorch] ",
     "kubectl logs --prefix --timestamps": "[pod/bert-worker-0/pytorch] 2024-05-01T10:00:{i:02d}.123456789Z ",
@@ -49,6 +50,9 @@ LOGS = _devset("i7a-0001", "i6s-0026", "i7d-0002", "i7a-0021")
 
 
 def _prefixed(log: str, prefix: str) -> str:
+    if prefix == "json-file":
+        return "\n".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": f"2024-05-01T10:00:{i:02d}.1Z"})
+                         for i, line in enumerate(log.split("\n")))
     return "\n".join(prefix.format(i=i) + line for i, line in enumerate(log.split("\n")))
 
 
@@ -78,11 +82,14 @@ def test_prefixes_are_rewritten_line_for_line_and_rank_is_kept():
              "(RayTrainWorker pid=12, ip=10.0.0.5) ValueError: bad [repeated 7x across cluster]",
              "(raylet, ip=10.0.0.5) A worker died or was killed while executing a task",
              "[rank1]:",
-             "2024-05-01 10:00:00,123 INFO training step 3"]
+             "2024-05-01 10:00:00,123 INFO training step 3",
+             '{"log":"\\u001b[31mKeyError: 3\\r\\n","stream":"stderr","time":"2024-05-01T10:00:00.1Z"}',
+             '{"level": "info", "msg": "step 3"}']
     assert canonical_lines(lines) == [
         "Traceback (most recent call last):", "", "KeyError: 'x'", "[1,3]<stderr>: RuntimeError: boom",
         "ValueError: bad", "A worker died or was killed while executing a task", "",
-        "2024-05-01 10:00:00,123 INFO training step 3"]     # the program's own time stays
+        "2024-05-01 10:00:00,123 INFO training step 3",     # the program's own time stays
+        "KeyError: 3", '{"level": "info", "msg": "step 3"}']    # a json-file record's line, cleaned; other JSON stays
     assert launcher_bodies(["[rank1]: AssertionError", "[1,3]<stderr>:ValueError: x", "3: x", "[1,3]<stderr>:"]) == [
         "AssertionError", "ValueError: x", "x", ""]
 
@@ -111,16 +118,28 @@ def test_real_ray_and_mpi_logs_read_their_last_words_without_the_prefix():
     assert "(TorchTrainer pid=" in analyse_text(logs["i5c-0002"]["log"], tagging_config=OLD).message
 
 
-def test_version_7_reads_the_host_in_sagemakers_prefix_of_a_failure_line():
+def test_version_7_reads_the_node_a_prefix_names_on_a_failure_line_only():
+    assert prefix_hosts("[1,mpirank:3,algo-2]<stderr>:x") == ["algo-2"]
+    assert prefix_hosts("(RayTrainWorker pid=12, ip=10.0.0.5) x") == ["10.0.0.5"]
+    assert prefix_hosts("[pod/bert-worker-0/pytorch] x") == []           # a pod is no node
     lines = ["[1,mpirank:0,algo-1]<stderr>:INFO:root:Reducer buckets have been rebuilt in this iteration.",
              "[1,mpirank:3,algo-2]<stderr>:algo-2:81:1311 [3] include/socket.h:423 NCCL WARN Net : Connection closed "
-             "by remote peer"]
-    assert hosts_in(lines, collector_hosts=True) == ["algo-2"]   # "<stderr>" alone is no failure word
-    assert hosts_in(lines) == []
-    log = "\n".join(lines + ["[1,mpirank:3,algo-2]<stderr>:RuntimeError: NCCL communicator was aborted on rank 3. "
-                             "Original reason for failure was: NCCL error: remote process exited or there was a "
-                             "network error, NCCL version 2.18.1"])
-    new, old = analyse_text(log, tagging_config=NEW), analyse_text(log, tagging_config=OLD)
+             "by remote peer",
+             "[1,mpirank:3,algo-2]<stderr>:RuntimeError: NCCL communicator was aborted on rank 3. Original reason for "
+             "failure was: NCCL error: remote process exited or there was a network error, NCCL version 2.18.1"]
+    new, old = analyse_text("\n".join(lines), tagging_config=NEW), analyse_text("\n".join(lines), tagging_config=OLD)
     assert new.category == old.category == "collective_communication"
-    assert "algo-2" in new.suspect_nodes and "algo-2" not in old.suspect_nodes
+    assert new.suspect_nodes == ("algo-2",) and old.suspect_nodes == ()   # algo-1 only said INFO
     assert INFRA_V7.rules is INFRA_V6.rules
+
+
+def test_hosts_are_read_in_the_line_a_json_file_record_holds():
+    lines = ["step 900 loss 2.1",
+             "gpu-node-7:81:1311 [3] include/socket.h:423 NCCL WARN Net : Connection closed by remote peer",
+             "RuntimeError: NCCL communicator was aborted on rank 3. Original reason for failure was: NCCL error: "
+             "remote process exited or there was a network error, NCCL version 2.18.1"]
+    log = _prefixed("\n".join(lines), "json-file")
+    new, old = analyse_text(log, tagging_config=NEW), analyse_text(log, tagging_config=OLD)
+    assert new.category == "collective_communication" and new.suspect_nodes == ("gpu-node-7",)
+    assert analyse_text("\n".join(lines), tagging_config=NEW).suspect_nodes == new.suspect_nodes
+    assert "gpu-node-7" not in old.suspect_nodes
