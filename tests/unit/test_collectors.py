@@ -51,9 +51,9 @@ LOGS = _devset("i7a-0001", "i6s-0026", "i7d-0002", "i7a-0021")
 
 def _prefixed(log: str, prefix: str) -> str:
     if prefix == "json-file":
-        return "\n".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": f"2024-05-01T10:00:{i:02d}.1Z"})
+        return "\n".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": f"2024-05-01T10:00:{i % 60:02d}.1Z"})
                          for i, line in enumerate(log.split("\n")))
-    return "\n".join(prefix.format(i=i) + line for i, line in enumerate(log.split("\n")))
+    return "\n".join(prefix.format(i=i % 60) + line for i, line in enumerate(log.split("\n")))
 
 
 @pytest.mark.parametrize("collector", COLLECTORS)
@@ -143,3 +143,16 @@ def test_hosts_are_read_in_the_line_a_json_file_record_holds():
     assert new.category == "collective_communication" and new.suspect_nodes == ("gpu-node-7",)
     assert analyse_text("\n".join(lines), tagging_config=NEW).suspect_nodes == new.suspect_nodes
     assert "gpu-node-7" not in old.suspect_nodes
+
+
+def test_a_log_file_read_in_windows_is_read_through_its_prefixes_too(tmp_path):
+    from jobs_ingest.core import analyse_log
+    plain = LOGS["i7a-0001"]["log"]
+    path = tmp_path / "pod.log"
+    path.write_text("\n".join(f"step {i} loss 2.0" for i in range(5000)) + "\n" + plain + "\n", encoding="utf-8")
+    prefixed = tmp_path / "pod-cri.log"
+    prefixed.write_text(_prefixed(path.read_text(encoding="utf-8").rstrip("\n"), COLLECTORS["containerd / CRI-O file"])
+                        + "\n", encoding="utf-8")
+    a, b = analyse_log(path, tagging_config=NEW), analyse_log(prefixed, tagging_config=NEW)
+    assert (b.category, b.fingerprint, b.failure_line_number) == (a.category, a.fingerprint, a.failure_line_number)
+    assert b.failure_line.endswith(a.failure_line) and b.failure_line.startswith("2024-05-01T10:00:")
