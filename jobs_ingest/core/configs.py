@@ -51,6 +51,7 @@ class TaggingConfig:
     tail_reading: bool = False                         # no parsed failure: a TF root-error report or a cut exception name at the end
     tail_fatal_lines: bool = False                     # ... or a glog FATAL record, or a bare exception name under a pasted frame
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
+    trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
 
 
 class UnknownConfig(ValueError):
@@ -320,6 +321,19 @@ TAGGING_CONFIGS += (replace(
     tagger_version="10+infra7+ml6",
     infra_rules=infra.INFRA_V7,
     collector_prefixes=True,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11l",
+    changelog="The chatter tools print after a job failed is read as blank lines by the program's analysis "
+              "(trailers.py): W&B's, MLflow's and Comet's exit summaries, torchrun's 'Sending process N closing signal "
+              "SIGTERM', DeepSpeed's 'Killing subprocess N', srun's 'task 0: Exited with exit code 1' (codes below "
+              "128) and step teardown, slurmstepd's CANCELLED line without a reason, PyTorch's 'process group has NOT "
+              "been destroyed' and CUDA's 'driver shutting down' warnings, Hydra's HYDRA_FULL_ERROR hint. They no "
+              "longer stand for a cut traceback's missing exception line or for the log's last words. Infrastructure "
+              "rules and hosts still read them; the log is shown as stored. Rules, infrastructure rules (version 7) "
+              "and the learned fallback (ml6) as in 2026-11k.",
+    trailers=True,
 ),)
 
 

@@ -15,7 +15,7 @@ import re
 import os
 from typing import BinaryIO
 
-from . import collectors, configs, frameworks, infra, learned, normalise
+from . import collectors, configs, frameworks, infra, learned, normalise, trailers
 from . import stage as stages
 from .analysis import Analysis
 from .capture import HOOK_STAGES, find_capture
@@ -70,10 +70,11 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
     """
     grouping, tagging = configs.grouping_config(grouping_config), configs.tagging_config(tagging_config)
     with LogSource(source) as log:
-        tail, found = None, None
+        tail, found, views = None, None, None
         for window in log.windows(hint=FAILURE_HINT):
             tail = tail or window
-            failures = find_failures(_parsed_view(window.lines, tagging))
+            views = _views(window.lines, tagging)
+            failures = find_failures(views[1])
             if failures:
                 found = window
                 break
@@ -85,9 +86,9 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
         counted = start <= LINE_COUNT_BYTES
         line_offset = log.line_number_at(start) - 1 if counted and start else 0
     stored = window.lines if window else []
-    lines = _parsed_view(stored, tagging)
+    platform_lines, lines = views if found else _views(stored, tagging)
     analysis = _analyse_lines(lines, failures if found else [], line_offset, exit_code, signal, grouping, tagging,
-                              stored_lines=stored)
+                              stored_lines=stored, platform_lines=platform_lines)
     return analysis if counted else dataclasses.replace(analysis, line_numbers_from=start)
 
 
@@ -99,14 +100,17 @@ def analyse_text(text: str, *, exit_code: int | None = None, signal: int | str |
     lines = split_lines(text)
     if lines and lines[-1] == "" and text.endswith("\n"):  # as analyse_log reads it
         lines.pop()
-    parsed = _parsed_view(lines, tagging)
-    return _analyse_lines(parsed, find_failures(parsed), 0, exit_code, signal, grouping, tagging, stored_lines=lines)
+    platform_lines, parsed = _views(lines, tagging)
+    return _analyse_lines(parsed, find_failures(parsed), 0, exit_code, signal, grouping, tagging, stored_lines=lines,
+                          platform_lines=platform_lines)
 
 
-def _parsed_view(lines: list[str], tagging: TaggingConfig) -> list[str]:
-    """The lines as the parser reads them: with collectors' prefixes rewritten where the tagging config says so
-    (collectors.py; one line for one, so line numbers hold)."""
-    return collectors.canonical_lines(lines) if tagging.collector_prefixes else lines
+def _views(lines: list[str], tagging: TaggingConfig) -> tuple[list[str], list[str]]:
+    """(the lines the platform's rules read, the lines the program's analysis reads), one line for one so line numbers
+    hold: collectors' prefixes rewritten (collectors.py), and for the program's analysis, the chatter tools print after
+    a failure read as blank lines (trailers.py), where the tagging config says so."""
+    canonical = collectors.canonical_lines(lines) if tagging.collector_prefixes else lines
+    return canonical, (trailers.quiet(canonical) if tagging.trailers else canonical)
 
 
 def _as_stored(analysis: Analysis, stored: list[str], line_offset: int) -> Analysis:
@@ -127,9 +131,11 @@ def _killed(exit_code, signal) -> bool:
 
 
 def _analyse_lines(lines: list[str], failures: list[LogFailure], line_offset: int, exit_code, signal,
-                   grouping: GroupingConfig, tagging: TaggingConfig, stored_lines: list[str] | None = None) -> Analysis:
+                   grouping: GroupingConfig, tagging: TaggingConfig, stored_lines: list[str] | None = None,
+                   platform_lines: list[str] | None = None) -> Analysis:
     analysis = _tagged(lines, failures, line_offset, exit_code, signal, grouping, tagging)
-    analysis = _refined(analysis, lines, line_offset, exit_code, signal, grouping, tagging, stored_lines)
+    analysis = _refined(analysis, lines if platform_lines is None else platform_lines, line_offset, exit_code, signal,
+                        grouping, tagging, stored_lines)
     if stored_lines is not None and stored_lines is not lines:
         analysis = _as_stored(analysis, stored_lines, line_offset)
     if grouping.cluster is None:
