@@ -8,8 +8,8 @@ Pure (no servers). Each labelled log is analysed as it is, then with one collect
 on every line, by each tagging config. Reported per collector and config: the share of logs whose category,
 exact fingerprint and reason cluster stay those of the plain log, and the category accuracy against the labels
 under the prefix (the plain logs' accuracy is the first row). Same logs, same configs, same grouping for every
-row. collectors.py was written from the tools' formats and checked on the development logs; the held-out rows
-are out of sample.
+row. collectors.py and trailers.py were written from the tools' formats and checked on the development logs; the
+held-out rows are out of sample.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from jobs_ingest.core.pipeline import analyse_text  # noqa: E402
 
 DATA = ["bench/heldout3/cases.jsonl", "bench/heldout4/cases.jsonl", "bench/heldout5/cases.jsonl"]
-CONFIGS = ["tagging:2026-11j", "tagging:2026-11k"]
+CONFIGS = ["tagging:2026-11j", "tagging:2026-11k", "tagging:2026-11l"]
 COLLECTORS = {
     "none (plain log)": "",
     "Docker json-file": "json-file",
@@ -39,7 +39,28 @@ COLLECTORS = {
 }
 
 
+# What the tools print after a failure (their own texts; trailers.py).
+TRAILERS = {
+    "+ W&B exit summary": ["wandb: Waiting for W&B process to finish... (failed 1). Press Control-C to abort syncing.",
+                           "wandb: - 0.012 MB of 0.012 MB uploaded (0.000 MB deduped)", "wandb: Run summary:",
+                           "wandb:      train/loss 0.4123",
+                           "wandb: 🚀 View run fine-tune-3 at: https://wandb.ai/team/proj/runs/abc123",
+                           "wandb: Find logs at: ./wandb/run-20240501_100000-abc123/logs"],
+    "+ Slurm step teardown": ["srun: error: gpu-node-3: task 0: Exited with exit code 1",
+                              "srun: launch/slurm: _step_signal: Terminating StepId=123456.0",
+                              "slurmstepd: error: *** STEP 123456.0 ON gpu-node-3 CANCELLED AT 2024-05-01T10:00:00 ***"],
+    "+ torchrun teardown, exit warning": [
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1235 closing signal SIGTERM",
+        "[W501 10:00:00.000000000 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed "
+        "before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+        "destroy_process_group to ensure that any pending NCCL operations have finished in this process."],
+    "+ Hydra's hint": ["Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."],
+}
+
+
 def prefixed(log: str, prefix: str) -> str:
+    if isinstance(prefix, list):   # a trailer: lines after the log
+        return log + "\n" + "\n".join(prefix)
     if prefix == "json-file":   # one {"log", "stream", "time"} record per line
         return "\n".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": f"2024-05-01T10:00:{i % 60:02d}.1Z"})
                          for i, line in enumerate(log.split("\n")))
@@ -55,11 +76,11 @@ def main() -> None:
     cases = [json.loads(line) for path in args.data for line in open(ROOT / path, encoding="utf-8")]
     cases = [c for c in cases if c.get("log") and c.get("category")]
     lines = [f"{len(cases)} labelled logs from {', '.join(args.data)}.", "",
-             "| collector prefix | tagging config | category unchanged | fingerprint unchanged | cluster unchanged "
+             "| collector prefix or trailer | tagging config | category unchanged | fingerprint unchanged | cluster unchanged "
              "| category accuracy |", "|---|---|---:|---:|---:|---:|"]
     for config in args.configs:
         plain = [analyse_text(c["log"], exit_code=c.get("exit_code"), tagging_config=config) for c in cases]
-        for name, prefix in COLLECTORS.items():
+        for name, prefix in {**COLLECTORS, **TRAILERS}.items():
             seen = plain if not prefix else [
                 analyse_text(prefixed(c["log"], prefix), exit_code=c.get("exit_code"), tagging_config=config)
                 for c in cases]
