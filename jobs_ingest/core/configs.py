@@ -335,6 +335,19 @@ TAGGING_CONFIGS += (replace(
               "and the learned fallback (ml6) as in 2026-11k.",
     trailers=True,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11m",
+    changelog="Infrastructure rules version 8, from the producers' own message templates (tests/fixtures/"
+              "infra_templates: PyTorch c10d, NCCL, Slurm, Kubernetes, storage clients): ProcessGroupNCCL's watchdog "
+              "taking the process down, NCCL's IB async fatal event, socketPollConnect and proxy receive failures, "
+              "c10d's 'Failed to recv, got 0 bytes', Slurm's unreachable controller and its NODE_FAIL / BOOT_FAIL / "
+              "PREEMPTED states as printed, Kubernetes' taint-manager and pod-GC deletions, scheduler preemption and "
+              "node shutdown, and object stores' or the Hugging Face Hub's 5xx, broken streams and read timeouts. "
+              "Everything else as in 2026-11l.",
+    tagger_version="10+infra8+ml6",
+    infra_rules=infra.INFRA_V8,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

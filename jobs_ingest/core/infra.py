@@ -441,3 +441,56 @@ INFRA_V6 = InfraRules("6", _RULES + _RULES_V2_ADDED + _RULES_V3_ADDED + _RULES_V
 # collector's prefix names on a failure line; the evidence is quoted without a launcher's rank prefix (one reason,
 # one cluster, whichever launcher ran the job).
 INFRA_V7 = replace(INFRA_V6, version="7", collector_hosts=True)
+
+# ------------------------------------------------------------------------------------------ version 8
+# From the producers' sources (tagging:2026-11m): message templates read in PyTorch c10d, NCCL, Slurm, Kubernetes and
+# the storage clients (tests/fixtures/infra_templates, 155 templates, each with the file it was read in), for texts the
+# development sets had not shown. Version 7's reading of hosts and evidence is kept.
+_RULES_V8_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    # ProcessGroupNCCL's watchdog as it takes the process down after a failed or timed-out collective.
+    ("infra.nccl_watchdog_takedown", "collective_communication", 0.75,
+     r"failure detected by watchdog at work sequence id|To avoid data inconsistency, we are taking the entire process"
+     r" down"),
+    # NCCL net_ib: "NET/IB : %s:%d async fatal event: %s" (the HCA itself failed).
+    ("infra.nccl_ib_fatal_event", "collective_communication", 0.85, r"NET/IB ?: ?\S+ async fatal event"),
+    # NCCL misc/socket.cc and proxy.cc: a connect that did not complete, a proxy that lost its peer rank.
+    ("infra.nccl_socket_poll_connect", "collective_communication", 0.6,
+     r"NCCL WARN.{0,80}(?:socketPollConnect: Connect to \S+ returned|Could not receive type from localRank)"),
+    # c10d (Utils.hpp): "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown
+    # or crash?" (the store's or a peer's end of the socket went away); not in the watchdog's warning "Failed to
+    # check the signal ... on TCPStore, ...", which rank 0's exit prints on the others at any shutdown.
+    ("infra.c10d_recv_closed", "network_rendezvous", 0.75,
+     r"^(?!.*Failed to check the\b).*Failed to recv, got 0 bytes\. Connection was likely closed"),
+    # Slurm: libslurm's "Unable to contact slurm controller" (the control plane is down or unreachable), and the job
+    # states NODE_FAIL / BOOT_FAIL / PREEMPTED as sacct and squeue print them (upper case only).
+    ("infra.slurm_controller_unreachable", "node_lost", 0.65, r"Unable to contact slurm controller"),
+    ("infra.slurm_state_node_fail", "node_lost", 0.8, r"(?-i:\b(?:NODE_FAIL|BOOT_FAIL)\b)"),
+    ("infra.slurm_state_preempted", "preempted", 0.8, r"(?-i:\bPREEMPTED\b)"),
+    # Kubernetes: the taint manager and the pod garbage collector deleting a node's pods, the scheduler's
+    # preemption ("Preempted by pod %s on node %s", "preempting to accommodate a higher priority pod"), and the
+    # kubelet's graceful node shutdown ("Pod was rejected as the node is shutting down").
+    ("infra.k8s_node_gone", "node_lost", 0.8,
+     r"Taint manager: deleting|\bDeletionByTaintManager\b|PodGC: node no longer exists|\bDeletionByPodGC\b"),
+    ("infra.k8s_preempted", "preempted", 0.85,
+     r"\bPreempted by (?:pod )?\S+ on node\b|preempting to accommodate a higher priority pod"
+     r"|\bPreemptionByScheduler\b"),
+    ("infra.k8s_node_shutdown", "preempted", 0.8, r"\bthe node is shutting down\b|\bNodeShutdown\b"),
+    # Storage clients: botocore's ResponseStreamingError (the object's stream broke mid-read), gcsfs's "_call out of
+    # retries on exception", google-api-core's 5xx exceptions and RetryError, a 5xx or a read timeout from an object
+    # store or the Hugging Face Hub (requests / urllib3 "HTTPSConnectionPool(host=...): Read timed out").
+    ("infra.object_store_unavailable", "storage", 0.75,
+     r"botocore\.exceptions\.ResponseStreamingError|_call out of retries on exception"
+     r"|google\.api_core\.exceptions\.(?:ServiceUnavailable|InternalServerError|BadGateway|GatewayTimeout)\b"
+     r"|RetryError: Timeout of [\d.]+s exceeded, last exception: 50[0234]\b"
+     r"|\b50[0234] (?:Server Error|GET|POST|PUT|PATCH)\b.{0,200}(?:huggingface\.co|hf\.co|storage\.googleapis\.com"
+     r"|amazonaws\.com|blob\.core\.windows\.net)"
+     r"|host='(?:[\w-]+\.)*(?:huggingface\.co|hf\.co)', port=\d+\): Read timed out"),
+]]
+_KEYWORDS_V8 = _KEYWORDS_V6 + ("failure detected by watchdog", "entire process down", "async fatal event",
+                               "socketpollconnect", "could not receive type", "got 0 bytes", "slurm controller",
+                               "node_fail", "boot_fail", "taint manager", "deletionbytaintmanager", "podgc",
+                               "deletionbypodgc", "preempt", "shutting down", "nodeshutdown", "responsestreamingerror",
+                               "out of retries", "api_core.exceptions", "retryerror", "server error", "huggingface.co",
+                               "hf.co")
+INFRA_V8 = replace(INFRA_V7, version="8", rules=INFRA_V7.rules + _RULES_V8_ADDED, keywords=_KEYWORDS_V8)
+

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jobs_ingest.core import configs, infra, taxonomy
-from jobs_ingest.core.infra import (CATEGORIES, INFRA_V1, INFRA_V2, INFRA_V3, INFRA_V4, INFRA_V5, INFRA_V6, INFRA_V7, INFRASTRUCTURE,
+from jobs_ingest.core.infra import (CATEGORIES, INFRA_V1, INFRA_V2, INFRA_V3, INFRA_V4, INFRA_V5, INFRA_V6, INFRA_V7, INFRA_V8, INFRASTRUCTURE,
                                     detect, is_platform_fault)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "infra"
@@ -155,7 +155,8 @@ def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
 
 
 def test_the_newest_tagging_config_uses_the_newest_infrastructure_rules():
-    assert configs.tagging_config().infra_rules is INFRA_V7
+    assert configs.tagging_config().infra_rules is INFRA_V8
+    assert configs.tagging_config("tagging:2026-11l").infra_rules is INFRA_V7
     assert configs.tagging_config("tagging:2026-11j").infra_rules is INFRA_V6
     assert configs.tagging_config("tagging:2026-11i").infra_rules is INFRA_V5
     assert configs.tagging_config("tagging:2026-11g").infra_rules is INFRA_V4
