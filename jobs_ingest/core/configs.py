@@ -33,6 +33,9 @@ class GroupingConfig:
     # A failure without a frame of the user's code is told apart by a library's innermost frame, else by the
     # masked lines printed just before it (not by its message alone, which merged different programs).
     code_context: bool = False
+    # ... read in the failing rank's own lines only, where the launcher prefixes each line with its rank: the lines
+    # other ranks printed in between (the same crash on every rank, interleaved at random) change nothing.
+    rank_context: bool = False
 
 
 @dataclass(frozen=True)
@@ -277,6 +280,18 @@ GROUPING_CONFIGS += (replace(
     normaliser_version="6",
     fingerprint=_salted("6"),
     code_context=True,
+),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11f",
+    changelog="The lines that tell a failure without a user frame apart (grouping:2026-11e) are read in the failing "
+              "rank's own lines where the launcher prefixes lines with ranks ('[rank3]: ', Open MPI's '[1,3]<stderr>:', "
+              "srun's '3: '). Every rank of a job often crashes at once and their lines interleave at random, so the "
+              "lines printed just before the failure were another rank's and the same failure got a new signature "
+              "on each run. Reason clusters version 3 as before; salted with normaliser version 7.",
+    normaliser_version="7",
+    fingerprint=_salted("7"),
+    rank_context=True,
 ),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],

@@ -25,7 +25,7 @@ from .logread import LINE_COUNT_BYTES, LogSource, split_lines
 from .tagger import Tag
 from .taxonomy import CATEGORIES, fault
 from .terminating import root_cause_exit_code, terminating_failure
-from .tracebacks import CHAIN_MARKERS, WRAPPERS, LogFailure, strip_prefixes, user_frame
+from .tracebacks import CHAIN_MARKERS, WRAPPERS, LogFailure, rank_of, strip_prefixes, user_frame
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024   # walk back at most this far looking for a failure
 
@@ -298,11 +298,13 @@ def _location(grouping: GroupingConfig, user, frames, lines: list[str], terminal
     if frames:
         inner = frames[-1]
         return f"lib:{inner.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{grouping.location(inner)}"
+    mine = (lambda part: [line for line in part if rank_of(line) == terminal.rank]) \
+        if grouping.rank_context and terminal.rank else (lambda part: part)
     if terminal.start_index < terminal.line_index:       # a block without frames (argparse's usage, a notebook cell)
-        own = meaningful_tail(lines[terminal.start_index:terminal.line_index], 2, _body)
+        own = meaningful_tail(mine(lines[terminal.start_index:terminal.line_index]), 2, _body)
         return "block:" + " / ".join(normalise.mask(line) for line in own)
     first = terminal.chain[0].start_index if terminal.chain else terminal.start_index
-    before = meaningful_tail(lines[max(0, first - 50):first], 2, _body)
+    before = meaningful_tail(mine(lines[max(0, first - 50):first]), 2, _body)
     return "before:" + " / ".join(normalise.mask(line) for line in before) if before else ""
 
 
