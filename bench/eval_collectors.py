@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -67,6 +68,37 @@ def prefixed(log: str, prefix: str) -> str:
     return "\n".join(prefix.format(s=i % 60) + line for i, line in enumerate(log.split("\n"))) if prefix else log
 
 
+GROUPINGS = ["grouping:2026-11e", "grouping:2026-11f"]
+
+
+def all_ranks(log: str, ranks: int, seed: int) -> str:
+    """The log printed by every rank at once with torchrun's '[rankN]: ' prefixes, lines interleaved at random."""
+    rng = random.Random(seed)
+    streams = [[f"[rank{k}]: {line}" for line in log.split("\n")] for k in range(ranks)]
+    out: list[str] = []
+    while any(streams):
+        out.append(rng.choice([s for s in streams if s]).pop(0))
+    return "\n".join(out)
+
+
+def interleaving_rows(cases: list[dict]) -> list[str]:
+    """Per grouping config: the share of logs whose fingerprint, printed by 2 or 4 ranks at once, is the one the log
+    has when one rank prints it."""
+    lines = ["", "| printed by | grouping config | category unchanged | fingerprint unchanged | cluster unchanged |",
+             "|---|---|---:|---:|---:|"]
+    for grouping in GROUPINGS:
+        one = [analyse_text(prefixed(c["log"], "[rank0]: "), grouping_config=grouping) for c in cases]
+        for ranks in (2, 4):
+            seen = [analyse_text(all_ranks(c["log"], ranks, seed=i), grouping_config=grouping)
+                    for i, c in enumerate(cases)]
+            same = {k: sum(getattr(a, k) == getattr(b, k) for a, b in zip(seen, one)) / len(cases)
+                    for k in ("category", "fingerprint", "cluster")}
+            lines.append(f"| {ranks} ranks at once, interleaved | {grouping} | {same['category']:.1%} | "
+                         f"{same['fingerprint']:.1%} | {same['cluster']:.1%} |")
+            print(f"{grouping} {ranks} ranks: done", file=sys.stderr)
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="*", default=DATA)
@@ -91,6 +123,7 @@ def main() -> None:
             lines.append(f"| {name} | {config} | {same['category'] / n:.1%} | {same['fingerprint'] / n:.1%} | "
                          f"{same['cluster'] / n:.1%} | {right}/{n} = {right / n:.1%} |")
             print(f"{config} {name}: done", file=sys.stderr)
+    lines += interleaving_rows(cases)
     print("\n".join(lines))
 
 
