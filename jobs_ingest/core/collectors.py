@@ -26,7 +26,7 @@ import re
 from collections import Counter
 
 from .logread import clean_line
-from .tracebacks import LAUNCHER_PREFIX, strip_prefixes
+from .tracebacks import LAUNCHER_PREFIX
 
 # The collector's clock, not the program's (which a parser reads as the start of a new record): CRI's time, stream
 # and tag, or the RFC 3339 nanosecond time that kubectl --timestamps and docker logs -t print.
@@ -41,21 +41,30 @@ _DROPPED = re.compile(
     r"|^\((?:raylet|gcs_server|dashboard_agent|monitor|autoscaler(?: \+[\w.]+)?)(?:, ip=[\w.:-]+)?\) ?"  # Ray daemons
     r"|^[A-Za-z0-9][\w.-]*[-_]\d+\s+\| ?"                             # Docker Compose "service-1  | "
     r"|^\d+\|[\w.-]+\s*\| ?")                                         # pm2 "0|app  | "
-_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in (_COLLECTOR_TIME, _DROPPED)))
+_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in (_OPEN_MPI, _COLLECTOR_TIME, _DROPPED)))
 _RAY_REPEATED = re.compile(r" \[repeated \d+x across cluster\]$")
 # pdsh's "%s: %s": a lower-case host name with a digit (not a device, rank or epoch counter).
 _PDSH = re.compile(r"^(?!(?:gpu|cuda|rank|device|dev|local_?rank|epoch|step|iter)\d+:)"
                    r"([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*):(?: |$)")
 _PDSH_MIN_LINES = 3
-_MAYBE_BARE_PREFIX = 80   # longer lines always hold words
-_PREFIX_ENDS = (":", "]", ")", "|")   # how a launcher's or a logger's prefix ends
+_MAYBE_BARE_PREFIX = 40   # longer lines always hold words
+_PREFIX_ENDS = (":", "|")   # how a launcher's prefix ends
 
 
 def canonical_lines(lines: list[str]) -> list[str]:
-    """The lines with collectors' prefixes rewritten (one output line per input line)."""
-    pdsh = Counter(m.group(1) for line in lines if (m := _PDSH.match(line)))
+    """The lines with collectors' prefixes rewritten (one output line per input line); `lines` itself when none
+    was."""
+    pdsh = Counter(m.group(1) for line in lines if line[:1].islower() and (m := _PDSH.match(line)))
     pdsh_hosts = {host for host, count in pdsh.items() if count >= _PDSH_MIN_LINES}
-    return [_canonical(line, pdsh_hosts) for line in lines]
+    out, changed = [], False
+    for line in lines:                 # most lines carry no collector's prefix: one anchored match each
+        if pdsh_hosts or _ANY.match(line) or line.startswith('{"') or line.endswith("across cluster]"):
+            new = _canonical(line, pdsh_hosts)
+        else:
+            new = "" if _bare_prefix(line) else line
+        changed = changed or new != line
+        out.append(new)
+    return out if changed else lines   # the same list when nothing was rewritten
 
 
 def _canonical(line: str, pdsh_hosts: set[str]) -> str:
@@ -65,7 +74,7 @@ def _canonical(line: str, pdsh_hosts: set[str]) -> str:
         rest = line[m.end():]
         return f"[{m.group(1)},{m.group(2)}]<{m.group(3)}>: {rest}" if rest.strip() else ""
     for _ in range(3):             # kubectl's prefix before CRI's, a Ray prefix inside a pod's line
-        if not (_ANY.match(line) or pdsh_hosts):
+        if not (_COLLECTOR_TIME.match(line) or _DROPPED.match(line) or pdsh_hosts):
             break
         before = line
         line = _COLLECTOR_TIME.sub("", line, count=1)
@@ -76,9 +85,13 @@ def _canonical(line: str, pdsh_hosts: set[str]) -> str:
             break
     if line.endswith("across cluster]"):
         line = _RAY_REPEATED.sub("", line)
-    if len(line) < _MAYBE_BARE_PREFIX and line.rstrip()[-1:] in _PREFIX_ENDS and not strip_prefixes(line)[0].strip():
-        return ""
-    return line
+    return "" if _bare_prefix(line) else line
+
+
+def _bare_prefix(line: str) -> bool:
+    """A launcher's rank prefix with nothing after it ("[rank1]:", "[1,3]<stderr>: ", "worker-0 |")."""
+    return len(line) < _MAYBE_BARE_PREFIX and line.rstrip()[-1:] in _PREFIX_ENDS and bool(
+        LAUNCHER_PREFIX.fullmatch(line.rstrip() + " "))
 
 
 def _json_record(line: str) -> str:

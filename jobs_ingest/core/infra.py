@@ -267,7 +267,8 @@ class InfraRules:
         """
         offset = max(0, len(lines) - TAIL_LINES)
         tail = [line[:MAX_LINE_CHARS] for line in lines[offset:]]
-        host_tail = [line[:MAX_LINE_CHARS] for line in host_lines[offset:]] if host_lines is not None else tail
+        host_tail = tail if host_lines is None or host_lines is lines else [
+            line[:MAX_LINE_CHARS] for line in host_lines[offset:]]
         text = "\n".join(tail)
         state = _state(scheduler_state)
         if state is not None:
@@ -301,7 +302,7 @@ class InfraRules:
         if not self.collector_hosts:
             return tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts))
         found = hosts_in(tail, syslog_hosts=self.syslog_hosts)
-        for parsed, stored in zip(tail, host_tail):
+        for parsed, stored in zip(tail, host_tail) if host_tail is not tail else ():
             if parsed != stored and is_failure_line(parsed):
                 found += [h for h in prefix_hosts(stored) if h not in found]
         return tuple(found)

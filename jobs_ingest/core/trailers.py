@@ -39,17 +39,19 @@ _TRAILER = re.compile(
     r"|process group has NOT been destroyed before"                            # torch >= 2.4 at exit
     r"|CUDA warning: driver shutting down"
     r"|^Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\.")
-_HINTS = ("wandb:", "View ", "COMET ", "closing signal", "Killing subprocess", "srun: ", "slurmstepd: ",
-          "NOT been destroyed", "driver shutting down", "HYDRA_FULL_ERROR")
+_HINT = re.compile(r"wandb:|View |COMET |closing signal|Killing subprocess|srun: |slurmstepd: |NOT been destroyed"
+                   r"|driver shutting down|HYDRA_FULL_ERROR")
 
 
 def is_trailer(line: str) -> bool:
     """Whether a log line is a tool's after-failure chatter (_TRAILER), with launchers' prefixes allowed."""
-    if not any(hint in line for hint in _HINTS):
-        return False
-    return bool(_TRAILER.search(strip_prefixes(line)[0]))
+    return bool(_HINT.search(line)) and bool(_TRAILER.search(strip_prefixes(line)[0]))
 
 
 def quiet(lines: list[str]) -> list[str]:
-    """The lines with trailers read as blank lines (one output line per input line)."""
-    return ["" if is_trailer(line) else line for line in lines]
+    """The lines with trailers read as blank lines (one output line per input line); `lines` itself when there are
+    none."""
+    if not _HINT.search("\n".join(lines)):       # one scan: most logs have none
+        return lines
+    out = ["" if is_trailer(line) else line for line in lines]
+    return out if out != lines else lines
