@@ -11,23 +11,14 @@ if str(ROOT) not in sys.path:
 
 import pytest  # noqa: E402
 
+from tests.devset import devset_cases  # noqa: E402
+
 from jobs_ingest.core import analyse_text  # noqa: E402
 from jobs_ingest.core.collectors import canonical_lines, launcher_bodies  # noqa: E402
 from jobs_ingest.core.infra import INFRA_V6, INFRA_V7  # noqa: E402
 from jobs_ingest.core.nodes import prefix_hosts  # noqa: E402
 
 OLD, NEW = "tagging:2026-11j", "tagging:2026-11k"
-
-
-def _devset(*ids: str) -> dict[str, dict]:
-    wanted, found = set(ids), {}
-    for path in sorted((ROOT / "bench" / "devset").glob("issues*/dev.jsonl")):
-        for line in path.open(encoding="utf-8"):
-            record = json.loads(line)
-            if record.get("id") in wanted:
-                found[record["id"]] = record
-    assert set(found) == wanted
-    return found
 
 
 # One line prefix per collector, as each documents it ({i}: the line's number).
@@ -46,7 +37,7 @@ COLLECTORS = {
 }
 # A traceback, a log cut inside its exception's name, a bare exception name under pasted frames, a TF error
 # read from the last lines: each read rightly from the plain log.
-LOGS = _devset("i7a-0001", "i6s-0026", "i7d-0002", "i7a-0021")
+LOGS = devset_cases("i7a-0001", "i6s-0026", "i7d-0002", "i7a-0021")
 
 
 def _prefixed(log: str, prefix: str) -> str:
@@ -110,7 +101,7 @@ def test_the_failure_line_and_excerpt_are_shown_as_stored():
 
 
 def test_real_ray_and_mpi_logs_read_their_last_words_without_the_prefix():
-    logs = _devset("i5c-0002", "i3tf-0026")
+    logs = devset_cases("i5c-0002", "i3tf-0026")
     ray = analyse_text(logs["i5c-0002"]["log"], tagging_config=NEW)
     mpi = analyse_text(logs["i3tf-0026"]["log"], tagging_config=NEW)
     assert ray.message.endswith("the log ends: @     0x7f60b589e3d4        192  ray::rpc::")

@@ -1,46 +1,28 @@
 """grouping:2026-11f: a failure without a frame of the user's code is told apart by the lines its own rank printed
 before it, so every rank crashing at once, their lines interleaved in any order, gives one signature."""
-import json
 import pathlib
-import random
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.eval_collectors import all_ranks  # noqa: E402
 from jobs_ingest.core import analyse_text  # noqa: E402
+from tests.devset import devset_cases  # noqa: E402
 
 OLD, NEW = "grouping:2026-11e", "grouping:2026-11f"
 
 
-def _dev_log(case_id: str) -> str:
-    for line in (ROOT / "bench" / "devset" / "issues" / "dev.jsonl").open(encoding="utf-8"):
-        record = json.loads(line)
-        if record["id"] == case_id:
-            return record["log"]
-    raise LookupError(case_id)
-
-
 # The last lines of a run, then a real out-of-memory error line with no traceback (bench/devset/issues iss-0011).
 LOG = "\n".join(["epoch 3 step 1200 loss 0.412", "epoch 3 step 1300 loss 0.398", "Saving checkpoint to /ckpt/step1300",
-                 _dev_log("iss-0011").split("\n")[-1]])
-
-
-def _all_ranks_crash(log: str, ranks: int, seed: int) -> str:
-    """The same log printed by every rank at once (torchrun's '[rankN]: ' prefixes), lines interleaved at random."""
-    rng = random.Random(seed)
-    streams = [[f"[rank{k}]: {line}" for line in log.split("\n")] for k in range(ranks)]
-    out: list[str] = []
-    while any(streams):
-        out.append(rng.choice([s for s in streams if s]).pop(0))
-    return "\n".join(out)
+                 devset_cases("iss-0011")["iss-0011"]["log"].split("\n")[-1]])
 
 
 def test_interleaved_ranks_give_one_signature():
     log = LOG                             # no traceback: no user frame to go by
     assert analyse_text(log).user_frame == ""
-    runs = [_all_ranks_crash(log, 4, seed) for seed in range(6)]
+    runs = [all_ranks(log, 4, seed) for seed in range(6)]
     new = {analyse_text(run, grouping_config=NEW).fingerprint for run in runs}
     old = {analyse_text(run, grouping_config=OLD).fingerprint for run in runs}
     assert len(new) == 1 and len(old) > 1

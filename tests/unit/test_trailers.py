@@ -1,7 +1,6 @@
 """The chatter tools print after a job failed (core/trailers.py, tagging:2026-11l) changes neither the tag nor the
 grouping of the failure above it. The trailers are the tools' own texts; the logs above them are real development
 logs, several of them cut or pasted in ways that only the log's last words can tell."""
-import json
 import pathlib
 import sys
 
@@ -10,6 +9,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402
+
+from tests.devset import devset_cases  # noqa: E402
 
 from jobs_ingest.core import analyse_text  # noqa: E402
 from jobs_ingest.core.trailers import is_trailer, quiet  # noqa: E402
@@ -33,20 +34,9 @@ TRAILERS = {
 }
 
 
-def _devset(*ids: str) -> dict[str, dict]:
-    wanted, found = set(ids), {}
-    for path in sorted((ROOT / "bench" / "devset").glob("issues*/dev.jsonl")):
-        for line in path.open(encoding="utf-8"):
-            record = json.loads(line)
-            if record.get("id") in wanted:
-                found[record["id"]] = record
-    assert set(found) == wanted
-    return found
-
-
 # A cut traceback, an indented one, a log cut inside its exception's name, a bare exception name under pasted
 # frames, a TF error read from the last lines, and a complete traceback.
-LOGS = _devset("iss-0001", "iss2-0034", "i6s-0026", "i7d-0002", "i7a-0021", "i7a-0001")
+LOGS = devset_cases("iss-0001", "iss2-0034", "i6s-0026", "i7d-0002", "i7a-0021", "i7a-0001")
 
 
 @pytest.mark.parametrize("trailer", TRAILERS)
