@@ -363,6 +363,17 @@ TAGGING_CONFIGS += (replace(
     tagger_version="10+infra8+ml6",
     infra_rules=infra.INFRA_V8,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11n",
+    changelog="Rules version 11 (tagger.RULES_V11): the job's own failures among the platform's message templates "
+              "(tests/fixtures/infra_templates), each from its producer's text: Slurm's 'task 3: Out Of Memory' and "
+              "OUT_OF_MEMORY state (cpu_oom), an object store's or HTTP 404 (path_not_found), HTTP 401/403 "
+              "(permission_denied) and ncclInvalidUsage (framework_api_misuse). Infrastructure rules version 8 and the "
+              "learned fallback (ml6) as in 2026-11m.",
+    tagger_version="11+infra8+ml6",
+    tag=tagger.RULES_V11.tag,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -887,3 +887,25 @@ TYPE_DEFAULTS_V10: dict[str, tuple[str, float]] = {**TYPE_DEFAULTS_V9, "Overflow
 RULES_V10 = RuleSetV9("10", RULES_V10_ADDED + RULES_V9_ADDED + RULES_V8_ADDED + RULES_V7_ADDED
                       + _v6_rules_with(PATH_MISSING_V8) + [CONFIG_ERRORS, READER_EXCEPTIONS, CALL_SIGNATURE],
                       TYPE_DEFAULTS_V10)
+
+# Version 11 (tagging:2026-11n): the job's own failures among the platform's message templates
+# (tests/fixtures/infra_templates, read in Slurm, botocore, requests and NCCL), each from its producer's text.
+RULES_V11_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # Slurm when the step's cgroup ran out of host memory: srun's "srun: error: <host>: task 3: Out Of Memory" and the
+    # job state OUT_OF_MEMORY as sacct prints it.
+    ("cpu_oom.slurm_out_of_memory", "cpu_oom", 0.85,
+     r"\bsrun: error: \S+: tasks? [\d,\-\[\]]+: Out Of Memory\b|\bOUT_OF_MEMORY\b"),
+    # An object that is not there: botocore's ClientError "An error occurred (404) when calling the HeadObject
+    # operation: Not Found" / (NoSuchKey) / (NoSuchBucket), and requests' "404 Client Error: Not Found for url".
+    ("path_not_found.remote_object", "path_not_found", 0.8,
+     r"An error occurred \((?:404|NoSuchKey|NoSuchBucket)\) when calling the \w+ operation"
+     r"|\b404 Client Error: Not Found for url\b"),
+    # requests' "401 Client Error: Unauthorized for url" / "403 Client Error: Forbidden for url": no token, or no
+    # access to a gated repository or a private bucket.
+    ("permission_denied.http_unauthorized", "permission_denied", 0.8, r"\b40[13] Client Error: (?:Unauthorized|Forbidden) for url\b"),
+    # ncclGetErrorString(ncclInvalidUsage): "invalid usage (run with NCCL_DEBUG=WARN for details)", and the detail
+    # "ncclInvalidUsage: This usually reflects invalid usage of NCCL library." (two ranks on one GPU, mismatched calls).
+    ("framework_api_misuse.nccl_invalid_usage", "framework_api_misuse", 0.75,
+     r"\bncclInvalidUsage\b|invalid usage of NCCL library"),
+]]
+RULES_V11 = RuleSetV9("11", RULES_V11_ADDED + RULES_V10.message_rules, TYPE_DEFAULTS_V10)

@@ -78,3 +78,18 @@ def test_the_previous_rules_missed_what_version_8_reads():
                  for r in rows)
     now = sum(analyse_text(r["example"]).category in PLATFORM_CATEGORIES for r in rows)
     assert before < now == len(rows)
+
+
+@pytest.mark.parametrize("example, category", [
+    ("srun: error: gpu-node-17: task 3: Out Of Memory", "cpu_oom"),
+    ("481516.0      python       gpu        OUT_OF_MEMORY  0:125", "cpu_oom"),
+    ("botocore.exceptions.ClientError: An error occurred (404) when calling the HeadObject operation: Not Found",
+     "path_not_found"),
+    ("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: "
+     "https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json", "permission_denied"),
+    ("ncclInvalidUsage: This usually reflects invalid usage of NCCL library.", "framework_api_misuse"),
+])
+def test_rules_version_11_give_look_alikes_their_program_category(example, category):
+    assert any(example == row["example"] or example in row["example"] for row in TEMPLATES)
+    assert analyse_text(example).category == category
+    assert analyse_text(example, tagging_config="tagging:2026-11m").category == "unclassified"
