@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from jobs_ingest.core.pipeline import analyse_text  # noqa: E402
 
 DATA = ["bench/heldout3/cases.jsonl", "bench/heldout4/cases.jsonl", "bench/heldout5/cases.jsonl"]
-CONFIGS = ["tagging:2026-11j", "tagging:2026-11k", "tagging:2026-11l"]
+CONFIGS = ["tagging:2026-11j", "tagging:2026-11k", "tagging:2026-11l", "tagging:2026-11o"]
 COLLECTORS = {
     "none (plain log)": "",
     "Docker json-file": "json-file",
@@ -68,7 +68,10 @@ def prefixed(log: str, prefix: str) -> str:
     return "\n".join(prefix.format(s=i % 60) + line for i, line in enumerate(log.split("\n"))) if prefix else log
 
 
-GROUPINGS = ["grouping:2026-11e", "grouping:2026-11f"]
+# (grouping config, tagging config) pairs for the interleaved ranks: session 11's defaults, the rank's own context
+# lines (grouping:2026-11f), and the failing rank's lines only after parsing (tagging:2026-11o).
+RANK_CONFIGS = [("grouping:2026-11e", "tagging:2026-11j"), ("grouping:2026-11f", "tagging:2026-11n"),
+                ("grouping:2026-11f", "tagging:2026-11o")]
 
 
 def all_ranks(log: str, ranks: int, seed: int) -> str:
@@ -82,20 +85,21 @@ def all_ranks(log: str, ranks: int, seed: int) -> str:
 
 
 def interleaving_rows(cases: list[dict]) -> list[str]:
-    """Per grouping config: the share of logs whose fingerprint, printed by 2 or 4 ranks at once, is the one the log
-    has when one rank prints it."""
-    lines = ["", "| printed by | grouping config | category unchanged | fingerprint unchanged | cluster unchanged |",
+    """Per pair of configs: the share of logs whose category, fingerprint and cluster, printed by 2 or 4 ranks at once,
+    are the ones the log has when one rank prints it."""
+    lines = ["", "| printed by | configs | category unchanged | fingerprint unchanged | cluster unchanged |",
              "|---|---|---:|---:|---:|"]
-    for grouping in GROUPINGS:
-        one = [analyse_text(prefixed(c["log"], "[rank0]: "), grouping_config=grouping) for c in cases]
+    for grouping, tagging in RANK_CONFIGS:
+        one = [analyse_text(prefixed(c["log"], "[rank0]: "), grouping_config=grouping, tagging_config=tagging)
+               for c in cases]
         for ranks in (2, 4):
-            seen = [analyse_text(all_ranks(c["log"], ranks, seed=i), grouping_config=grouping)
+            seen = [analyse_text(all_ranks(c["log"], ranks, seed=i), grouping_config=grouping, tagging_config=tagging)
                     for i, c in enumerate(cases)]
             same = {k: sum(getattr(a, k) == getattr(b, k) for a, b in zip(seen, one)) / len(cases)
                     for k in ("category", "fingerprint", "cluster")}
-            lines.append(f"| {ranks} ranks at once, interleaved | {grouping} | {same['category']:.1%} | "
+            lines.append(f"| {ranks} ranks at once, interleaved | {grouping} + {tagging} | {same['category']:.1%} | "
                          f"{same['fingerprint']:.1%} | {same['cluster']:.1%} |")
-            print(f"{grouping} {ranks} ranks: done", file=sys.stderr)
+            print(f"{grouping} {tagging} {ranks} ranks: done", file=sys.stderr)
     return lines
 
 

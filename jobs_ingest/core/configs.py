@@ -55,6 +55,7 @@ class TaggingConfig:
     tail_fatal_lines: bool = False                     # ... or a glog FATAL record, or a bare exception name under a pasted frame
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
+    one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
 
 
 class UnknownConfig(ValueError):
@@ -373,6 +374,17 @@ TAGGING_CONFIGS += (replace(
               "learned fallback (ml6) as in 2026-11m.",
     tagger_version="11+infra8+ml6",
     tag=tagger.RULES_V11.tag,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11o",
+    changelog="Ranks that print at once: the parser already reads each rank's lines on its own; after it, where lines "
+              "carry two ranks or more, the analysis reads only the failing rank's lines and the unprefixed ones "
+              "(others' as blank lines), so another rank's half-printed traceback is not read as a cut log and the "
+              "last words are the failing rank's. With no parsed failure, the rank of the last prefixed line. Rules "
+              "(version 11), infrastructure rules (version 8, which still read every line) and the learned fallback "
+              "(ml6) as in 2026-11n.",
+    one_rank=True,
 ),)
 
 

@@ -113,6 +113,17 @@ def _views(lines: list[str], tagging: TaggingConfig) -> tuple[list[str], list[st
     return canonical, (trailers.quiet(canonical) if tagging.trailers else canonical)
 
 
+def _one_rank(lines: list[str], failures: list[LogFailure]) -> list[str]:
+    """Where lines carry two ranks or more, the failing rank's lines and the unprefixed ones, the others blank (one line
+    for one); the failing rank is the terminal failure's, else that of the last prefixed line."""
+    ranks = [rank_of(line) if line else "" for line in lines]
+    if len(set(ranks) - {""}) < 2:
+        return lines
+    terminal = terminating_failure(failures, lines)
+    rank = terminal.rank if terminal is not None and terminal.rank else next(r for r in reversed(ranks) if r)
+    return [line if not r or r == rank else "" for line, r in zip(lines, ranks)]
+
+
 def _as_stored(analysis: Analysis, stored: list[str], line_offset: int) -> Analysis:
     """The failure line and the excerpt shown as the log stores them (collectors' prefixes on), where the parser
     read a rewritten view of the same lines."""
@@ -133,7 +144,8 @@ def _killed(exit_code, signal) -> bool:
 def _analyse_lines(lines: list[str], failures: list[LogFailure], line_offset: int, exit_code, signal,
                    grouping: GroupingConfig, tagging: TaggingConfig, stored_lines: list[str] | None = None,
                    platform_lines: list[str] | None = None) -> Analysis:
-    analysis = _tagged(lines, failures, line_offset, exit_code, signal, grouping, tagging)
+    analysis = _tagged(_one_rank(lines, failures) if tagging.one_rank else lines, failures, line_offset, exit_code,
+                       signal, grouping, tagging)
     analysis = _refined(analysis, lines if platform_lines is None else platform_lines, line_offset, exit_code, signal,
                         grouping, tagging, stored_lines)
     if stored_lines is not None and stored_lines is not lines:

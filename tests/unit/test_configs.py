@@ -67,7 +67,7 @@ def test_every_config_has_an_id_a_changelog_and_its_own_normaliser_version():
 
 def test_today_the_default_configs_are_the_newest_and_are_recorded():
     analysis = analyse_text(OOM_LOG)
-    assert (analysis.grouping_config, analysis.tagging_config) == ("grouping:2026-11f", "tagging:2026-11n")
+    assert (analysis.grouping_config, analysis.tagging_config) == ("grouping:2026-11f", "tagging:2026-11o")
     assert (analysis.normaliser_version, analysis.tagger_version) == ("7", "11+infra8+ml6")
 
 
@@ -134,7 +134,7 @@ def test_tag_logs_prints_the_config_ids_and_selects_configs_by_id():
     assert default.returncode == 0, default.stderr
     out = [json.loads(line) for line in default.stdout.splitlines()]
     assert [(o["id"], o["grouping_config"], o["tagging_config"]) for o in out] == [
-        ("job-0001", "grouping:2026-11f", "tagging:2026-11n"), ("oom", "grouping:2026-11f", "tagging:2026-11n")]
+        ("job-0001", "grouping:2026-11f", "tagging:2026-11o"), ("oom", "grouping:2026-11f", "tagging:2026-11o")]
     # The newer configs change no tag here; the newer grouping salts the fingerprint and adds a cluster.
     same = [k for k in FIRST_DEVSET_OUTPUT if k not in ("tagging_config", "fingerprint")]
     assert {k: out[0][k] for k in same} == {k: FIRST_DEVSET_OUTPUT[k] for k in same}
@@ -150,4 +150,4 @@ def test_tag_logs_prints_the_config_ids_and_selects_configs_by_id():
 
     unknown = tag_logs(lines, "--tagging-config", "tagging:1999-01")
     assert unknown.returncode != 0 and unknown.stdout == ""
-    assert "unknown tagging config 'tagging:1999-01'; known: tagging:2026-11, tagging:2026-11b, tagging:2026-11c, tagging:2026-11d, tagging:2026-11e, tagging:2026-11f, tagging:2026-11g, tagging:2026-11h, tagging:2026-11i, tagging:2026-11j, tagging:2026-11k, tagging:2026-11l, tagging:2026-11m, tagging:2026-11n" in unknown.stderr
+    assert "unknown tagging config 'tagging:1999-01'; known: tagging:2026-11, tagging:2026-11b, tagging:2026-11c, tagging:2026-11d, tagging:2026-11e, tagging:2026-11f, tagging:2026-11g, tagging:2026-11h, tagging:2026-11i, tagging:2026-11j, tagging:2026-11k, tagging:2026-11l, tagging:2026-11m, tagging:2026-11n, tagging:2026-11o" in unknown.stderr

@@ -12,6 +12,7 @@ from jobs_ingest.core import analyse_text  # noqa: E402
 from tests.devset import devset_cases  # noqa: E402
 
 OLD, NEW = "grouping:2026-11e", "grouping:2026-11f"
+TAGGING = "tagging:2026-11n"      # before the failing rank's lines were read alone (tagging:2026-11o, below)
 
 
 # The last lines of a run, then a real out-of-memory error line with no traceback (bench/devset/issues iss-0011).
@@ -23,10 +24,11 @@ def test_interleaved_ranks_give_one_signature():
     log = LOG                             # no traceback: no user frame to go by
     assert analyse_text(log).user_frame == ""
     runs = [all_ranks(log, 4, seed) for seed in range(6)]
-    new = {analyse_text(run, grouping_config=NEW).fingerprint for run in runs}
-    old = {analyse_text(run, grouping_config=OLD).fingerprint for run in runs}
+    new = {analyse_text(run, grouping_config=NEW, tagging_config=TAGGING).fingerprint for run in runs}
+    old = {analyse_text(run, grouping_config=OLD, tagging_config=TAGGING).fingerprint for run in runs}
     assert len(new) == 1 and len(old) > 1
-    one_rank = analyse_text("\n".join(f"[rank0]: {line}" for line in log.split("\n")), grouping_config=NEW)
+    one_rank = analyse_text("\n".join(f"[rank0]: {line}" for line in log.split("\n")), grouping_config=NEW,
+                            tagging_config=TAGGING)
     assert new == {one_rank.fingerprint}
 
 
@@ -35,3 +37,23 @@ def test_lines_without_rank_prefixes_are_read_as_before():
     new, old = analyse_text(log, grouping_config=NEW), analyse_text(log, grouping_config=OLD)
     assert (new.masked_message, new.cluster) == (old.masked_message, old.cluster)
     assert new.normaliser_version == "7" and old.normaliser_version == "6"
+
+
+# A cut traceback, a log cut inside its exception's name, a bare exception name under pasted frames, a TF error read
+# from its last lines: each printed by four ranks at once reads as when one rank prints it (tagging:2026-11o).
+RANK_LOGS = ("iss-0001", "i6s-0026", "i7d-0002", "i7a-0021")
+
+
+def test_the_failing_ranks_lines_alone_are_read_after_parsing():
+    cases = devset_cases(*RANK_LOGS)
+    same_fingerprint = moved_before = 0
+    for seed, case in enumerate(cases.values()):
+        one = "\n".join(f"[rank0]: {line}" for line in case["log"].split("\n"))
+        many = all_ranks(case["log"], 4, seed)
+        new, alone = analyse_text(many), analyse_text(one)
+        assert new.category == alone.category == case["category"]
+        # Other ranks' lines are read as blank lines, so distances counted in lines grow: a cut traceback far below
+        # its error (iss-0001) is read by another rule of the same category.
+        same_fingerprint += new.fingerprint == alone.fingerprint
+        moved_before += analyse_text(many, tagging_config=TAGGING).category != alone.category
+    assert same_fingerprint >= 3 and moved_before >= 1
