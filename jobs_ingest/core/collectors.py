@@ -26,7 +26,8 @@ import re
 from collections import Counter
 
 from .logread import clean_line
-from .tracebacks import LAUNCHER_PREFIX
+from .nodes import PDSH_PREFIX
+from .tracebacks import LAUNCHER_PREFIX, strip_launcher_prefixes
 
 # The collector's clock, not the program's (which a parser reads as the start of a new record): CRI's time, stream
 # and tag, or the RFC 3339 nanosecond time that kubectl --timestamps and docker logs -t print.
@@ -43,9 +44,7 @@ _DROPPED = re.compile(
     r"|^\d+\|[\w.-]+\s*\| ?")                                         # pm2 "0|app  | "
 _ANY = re.compile("|".join(f"(?:{p.pattern})" for p in (_OPEN_MPI, _COLLECTOR_TIME, _DROPPED)))
 _RAY_REPEATED = re.compile(r" \[repeated \d+x across cluster\]$")
-# pdsh's "%s: %s": a lower-case host name with a digit (not a device, rank or epoch counter).
-_PDSH = re.compile(r"^(?!(?:gpu|cuda|rank|device|dev|local_?rank|epoch|step|iter)\d+:)"
-                   r"([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*):(?: |$)")
+_PDSH = re.compile(PDSH_PREFIX)
 _PDSH_MIN_LINES = 3
 _MAYBE_BARE_PREFIX = 40   # longer lines always hold words
 _PREFIX_ENDS = (":", "|")   # how a launcher's prefix ends
@@ -74,8 +73,6 @@ def _canonical(line: str, pdsh_hosts: set[str]) -> str:
         rest = line[m.end():]
         return f"[{m.group(1)},{m.group(2)}]<{m.group(3)}>: {rest}" if rest.strip() else ""
     for _ in range(3):             # kubectl's prefix before CRI's, a Ray prefix inside a pod's line
-        if not (_COLLECTOR_TIME.match(line) or _DROPPED.match(line) or pdsh_hosts):
-            break
         before = line
         line = _COLLECTOR_TIME.sub("", line, count=1)
         line = _DROPPED.sub("", line, count=1)
@@ -107,12 +104,4 @@ def _json_record(line: str) -> str:
 def launcher_bodies(lines: list[str]) -> list[str]:
     """The lines without the launchers' rank prefixes ("[rank0]: ", "[1,0]<stderr>:", srun's "3: "), for reading
     the last words of a log with no parsed failure; a record's time and level stay."""
-    out = []
-    for line in lines:
-        for _ in range(3):
-            m = LAUNCHER_PREFIX.match(line)
-            if not m or not m.end():
-                break
-            line = line[m.end():]
-        out.append(line)
-    return out
+    return [strip_launcher_prefixes(line) for line in lines]

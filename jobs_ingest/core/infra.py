@@ -14,8 +14,8 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
-from .collectors import launcher_bodies
 from .nodes import hosts_in, is_failure_line, prefix_hosts
+from .tracebacks import strip_launcher_prefixes
 from .category import RETRY, Category
 
 INFRASTRUCTURE = "infrastructure"
@@ -262,8 +262,8 @@ class InfraRules:
         """The infrastructure failure that ended the job, or None when the evidence is absent or is a look-alike.
 
         `lines` is the log region (its end is read); exit_code and signal are the scheduler's; the state is
-        Slurm's (NODE_FAIL, PREEMPTED...) or a Kubernetes reason (NodeLost, Evicted...). `host_lines`, the same
-        lines as stored when `lines` were rewritten for the parser (collectors.py), are where hosts are read.
+        Slurm's (NODE_FAIL, PREEMPTED...) or a Kubernetes reason (NodeLost, Evicted...). `host_lines` are the same
+        lines as stored, where `lines` were rewritten for the parser (collectors.py): see _hosts for which are read.
         """
         offset = max(0, len(lines) - TAIL_LINES)
         tail = [line[:MAX_LINE_CHARS] for line in lines[offset:]]
@@ -298,7 +298,7 @@ class InfraRules:
 
     def _hosts(self, tail: list[str], host_tail: list[str]) -> tuple[str, ...]:
         """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
-        the parser reads them (a collector's "stderr" is no failure word), with the node a collector's prefix names."""
+        the parser reads them (a json-file record's text, say), with the node a collector's prefix names."""
         if not self.collector_hosts:
             return tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts))
         found = hosts_in(tail, syslog_hosts=self.syslog_hosts)
@@ -327,7 +327,7 @@ class InfraRules:
         if chosen is None:
             return None
         rule, category, confidence, index = chosen
-        evidence = (launcher_bodies([tail[index]])[0] if self.collector_hosts else tail[index]).strip()
+        evidence = (strip_launcher_prefixes(tail[index]) if self.collector_hosts else tail[index]).strip()
         return InfraFinding(category, confidence, rule, evidence, offset + index,
                             tuple(self._hosts(tail, host_tail)))
 

@@ -116,9 +116,11 @@ _SYSLOG_ANY = re.compile(r"^\w{3} +\d{1,2} \d\d:\d\d:\d\dZ? (" + _HOST + r") [\w
 # The node a collector's line prefix names (read with infrastructure rules >= 7, where the parser reads the line
 # without it): SageMaker's Open MPI tag "[1,mpirank:3,algo-2]<stderr>:", Ray's "(RayTrainWorker pid=12, ip=10.0.0.5)"
 # or "(raylet, ip=10.0.0.5)", pdsh's "node2: ". A pod's name (kubectl --prefix) is no node.
+# pdsh's "%s: %s" as collectors.py reads it: a lower-case host name with a digit (not a device, rank or counter).
+PDSH_PREFIX = (r"^(?!(?:gpu|cuda|rank|device|dev|local_?rank|epoch|step|iter)\d+:)"
+               r"([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*):(?: |$)")
 _PREFIX_HOST = re.compile(r"^\[\d+,mpirank:\d+,(" + _HOST + r")\]<(?:stdout|stderr)>:"
-                          r"|^\([^()]*\bip=([0-9A-Fa-f:.]+|" + _HOST + r")\) "
-                          r"|^([a-z][a-z0-9-]*\d[a-z0-9-]*(?:\.[a-z0-9-]+)*):(?: |$)")
+                          r"|^\([^()]*\bip=([0-9A-Fa-f:.]+|" + _HOST + r")\) |" + PDSH_PREFIX)
 # Where a scheduler records the nodes it gave the job, on any line: slurmctld "Allocate JobId=n
 # NodeList=gpu[01-02]", PBS "Exec host: gpu-2-17/11" (qstat's exec_host), Kubernetes "nodeName: n", Grid Engine's
 # accounting record "hostname   n" (qacct -j).

@@ -70,10 +70,11 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
     """
     grouping, tagging = configs.grouping_config(grouping_config), configs.tagging_config(tagging_config)
     with LogSource(source) as log:
-        tail, found, views = None, None, None
+        tail, found, views, tail_views = None, None, None, None
         for window in log.windows(hint=FAILURE_HINT):
-            tail = tail or window
             views = _views(window.lines, tagging)
+            if tail is None:
+                tail, tail_views = window, views
             failures = find_failures(views[1])
             if failures:
                 found = window
@@ -86,7 +87,7 @@ def analyse_log(source: str | bytes | os.PathLike | BinaryIO, *, exit_code: int 
         counted = start <= LINE_COUNT_BYTES
         line_offset = log.line_number_at(start) - 1 if counted and start else 0
     stored = window.lines if window else []
-    platform_lines, lines = views if found else _views(stored, tagging)
+    platform_lines, lines = (views if found else tail_views) or _views(stored, tagging)
     analysis = _analyse_lines(lines, failures if found else [], line_offset, exit_code, signal, grouping, tagging,
                               stored_lines=stored, platform_lines=platform_lines)
     return analysis if counted else dataclasses.replace(analysis, line_numbers_from=start)
@@ -180,8 +181,8 @@ def _reason(analysis: Analysis, inner_error: bool = False) -> tuple[str, str]:
 def _refined(analysis: Analysis, lines: list[str], line_offset: int, exit_code, signal,
              grouping: GroupingConfig, tagging: TaggingConfig, stored_lines: list[str] | None = None) -> Analysis:
     """What the newer tagging configs add after the rules: the platform's failures, then the learned
-    fallback for an exception no rule knows. The hook's NaN guard is certain and stays. Hosts are read from the
-    stored lines (a collector's prefix may name the node)."""
+    fallback for an exception no rule knows. The hook's NaN guard is certain and stays. The stored lines go to the
+    infrastructure rules too: a collector's prefix may name the node."""
     if analysis.rule == "loss_nan.hook_nan_guard":
         return analysis
     if tagging.infra_rules is not None:

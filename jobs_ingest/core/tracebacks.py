@@ -116,17 +116,28 @@ def user_frame(frames: list[Frame]) -> Frame | None:
 _RANK = re.compile(r"^\[(?:rank|default)(\d+)\]:|^\[\d+,(\d+)\]<|^(\d{1,4}):\s")
 
 
+def _strip_repeated(line: str, prefix: re.Pattern, times: int) -> str:
+    """The line with `prefix` removed from its start as often as it is there, at most `times` times."""
+    for _ in range(times):
+        m = prefix.match(line)
+        if not m or not m.end():
+            break
+        line = line[m.end():]
+    return line
+
+
+def strip_launcher_prefixes(line: str) -> str:
+    """The line without the launchers' rank prefixes (LAUNCHER_PREFIX); a record's time and level stay."""
+    return _strip_repeated(line, LAUNCHER_PREFIX, 3)
+
+
 def strip_prefixes(line: str) -> tuple[str, str, str]:
     """(body, level, rank) of a log line, with launcher and logger prefixes removed."""
     rank = ""
     m = _RANK.match(line)
     if m:
         rank = next(g for g in m.groups() if g is not None)
-    for _ in range(8):
-        m = _ANY_PREFIX.match(line)
-        if not m or not m.end():
-            break
-        line = line[m.end():]
+    line = _strip_repeated(line, _ANY_PREFIX, 8)
     level = ""
     m = _LEVEL.match(line)
     if m and not TRACEBACK_HEADER.match(line):
