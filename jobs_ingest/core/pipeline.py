@@ -145,11 +145,11 @@ def _killed(exit_code, signal) -> bool:
 def _analyse_lines(lines: list[str], failures: list[LogFailure], line_offset: int, exit_code, signal,
                    grouping: GroupingConfig, tagging: TaggingConfig, stored_lines: list[str] | None = None,
                    platform_lines: list[str] | None = None) -> Analysis:
-    analysis = _tagged(_one_rank(lines, failures) if tagging.one_rank else lines, failures, line_offset, exit_code,
-                       signal, grouping, tagging)
+    program_lines = _one_rank(lines, failures) if tagging.one_rank else lines
+    analysis = _tagged(program_lines, failures, line_offset, exit_code, signal, grouping, tagging)
     analysis = _refined(analysis, lines if platform_lines is None else platform_lines, line_offset, exit_code, signal,
                         grouping, tagging, stored_lines)
-    if stored_lines is not None and stored_lines is not lines:
+    if stored_lines is not None and stored_lines is not program_lines:
         analysis = _as_stored(analysis, stored_lines, line_offset)
     if grouping.cluster is None:
         return analysis

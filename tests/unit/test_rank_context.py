@@ -57,3 +57,13 @@ def test_the_failing_ranks_lines_alone_are_read_after_parsing():
         same_fingerprint += new.fingerprint == alone.fingerprint
         moved_before += analyse_text(many, tagging_config=TAGGING).category != alone.category
     assert same_fingerprint >= 3 and moved_before >= 1
+
+
+def test_the_excerpt_shows_every_ranks_lines_as_stored():
+    log = all_ranks("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    step()\n"
+                    "KeyError: 'lr'", 3, seed=1)
+    analysis = analyse_text(log)
+    stored = log.split("\n")
+    assert analysis.category == "key_not_found"
+    assert analysis.failure_line == stored[analysis.failure_line_number - 1]
+    assert analysis.excerpt.split("\n") == stored[analysis.excerpt_start_line - 1:][:analysis.excerpt.count("\n") + 1]
