@@ -1,7 +1,6 @@
 """Logs as collectors write them down (core/collectors.py, tagging:2026-11k): a prefix that containerd, kubectl,
 SageMaker's Open MPI, Ray, Docker Compose, pm2 or pdsh put on every line changes neither the tag nor the grouping
 of a failure. The prefixes are the tools' documented formats; the logs under them are real development logs."""
-import json
 import pathlib
 import sys
 
@@ -11,6 +10,7 @@ if str(ROOT) not in sys.path:
 
 import pytest  # noqa: E402
 
+from bench.eval_collectors import prefixed  # noqa: E402
 from tests.devset import devset_cases  # noqa: E402
 
 from jobs_ingest.core import analyse_text  # noqa: E402
@@ -21,12 +21,12 @@ from jobs_ingest.core.nodes import prefix_hosts  # noqa: E402
 OLD, NEW = "tagging:2026-11j", "tagging:2026-11k"
 
 
-# One line prefix per collector, as each documents it ({i}: the line's number).
+# One line prefix per collector, as each documents it ({s}: the line's number, modulo 60).
 COLLECTORS = {
     "Docker json-file": "json-file",
-    "containerd / CRI-O file": "2024-05-01T10:00:{i:02d}.123456789Z stderr F ",
+    "containerd / CRI-O file": "2024-05-01T10:00:{s:02d}.123456789Z stderr F ",
     "kubectl logs --prefix": "[pod/bert-worker-0/pytorch] ",
-    "kubectl logs --prefix --timestamps": "[pod/bert-worker-0/pytorch] 2024-05-01T10:00:{i:02d}.123456789Z ",
+    "kubectl logs --prefix --timestamps": "[pod/bert-worker-0/pytorch] 2024-05-01T10:00:{s:02d}.123456789Z ",
     "SageMaker Open MPI": "[1,mpirank:0,algo-1]<stderr>:",
     "Ray worker": "(RayTrainWorker pid=1193, ip=10.244.4.193) ",
     "Ray task": "(train_func pid=41521) ",
@@ -40,25 +40,18 @@ COLLECTORS = {
 LOGS = devset_cases("i7a-0001", "i6s-0026", "i7d-0002", "i7a-0021")
 
 
-def _prefixed(log: str, prefix: str) -> str:
-    if prefix == "json-file":
-        return "\n".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": f"2024-05-01T10:00:{i % 60:02d}.1Z"})
-                         for i, line in enumerate(log.split("\n")))
-    return "\n".join(prefix.format(i=i % 60) + line for i, line in enumerate(log.split("\n")))
-
-
 @pytest.mark.parametrize("collector", COLLECTORS)
 @pytest.mark.parametrize("case", LOGS)
 def test_a_collectors_prefix_changes_neither_tag_nor_grouping(collector, case):
     plain = analyse_text(LOGS[case]["log"], tagging_config=NEW)
     assert plain.category == LOGS[case]["category"]
-    seen = analyse_text(_prefixed(LOGS[case]["log"], COLLECTORS[collector]), tagging_config=NEW)
+    seen = analyse_text(prefixed(LOGS[case]["log"], COLLECTORS[collector]), tagging_config=NEW)
     assert (seen.category, seen.rule, seen.cluster) == (plain.category, plain.rule, plain.cluster)
     assert seen.fingerprint == plain.fingerprint
 
 
 def test_the_previous_config_still_reads_prefixed_logs_as_it_did():
-    under_prefix = [analyse_text(_prefixed(r["log"], COLLECTORS["kubectl logs --prefix"]), tagging_config=OLD)
+    under_prefix = [analyse_text(prefixed(r["log"], COLLECTORS["kubectl logs --prefix"]), tagging_config=OLD)
                     for r in LOGS.values()]
     plain = [analyse_text(r["log"], tagging_config=OLD) for r in LOGS.values()]
     assert [a.fingerprint for a in under_prefix] != [a.fingerprint for a in plain]   # released: never changes
@@ -92,7 +85,7 @@ def test_a_pdsh_host_prefix_needs_several_lines_and_a_host_like_name():
 
 
 def test_the_failure_line_and_excerpt_are_shown_as_stored():
-    log = _prefixed(LOGS["i7a-0001"]["log"], COLLECTORS["kubectl logs --prefix"])
+    log = prefixed(LOGS["i7a-0001"]["log"], COLLECTORS["kubectl logs --prefix"])
     analysis = analyse_text(log, tagging_config=NEW)
     stored = log.split("\n")
     assert analysis.failure_line == stored[analysis.failure_line_number - 1]
@@ -129,7 +122,7 @@ def test_hosts_are_read_in_the_line_a_json_file_record_holds():
              "gpu-node-7:81:1311 [3] include/socket.h:423 NCCL WARN Net : Connection closed by remote peer",
              "RuntimeError: NCCL communicator was aborted on rank 3. Original reason for failure was: NCCL error: "
              "remote process exited or there was a network error, NCCL version 2.18.1"]
-    log = _prefixed("\n".join(lines), "json-file")
+    log = prefixed("\n".join(lines), "json-file")
     new, old = analyse_text(log, tagging_config=NEW), analyse_text(log, tagging_config=OLD)
     assert new.category == "collective_communication" and new.suspect_nodes == ("gpu-node-7",)
     assert analyse_text("\n".join(lines), tagging_config=NEW).suspect_nodes == new.suspect_nodes
@@ -141,9 +134,9 @@ def test_a_log_file_read_in_windows_is_read_through_its_prefixes_too(tmp_path):
     plain = LOGS["i7a-0001"]["log"]
     path = tmp_path / "pod.log"
     path.write_text("\n".join(f"step {i} loss 2.0" for i in range(5000)) + "\n" + plain + "\n", encoding="utf-8")
-    prefixed = tmp_path / "pod-cri.log"
-    prefixed.write_text(_prefixed(path.read_text(encoding="utf-8").rstrip("\n"), COLLECTORS["containerd / CRI-O file"])
-                        + "\n", encoding="utf-8")
-    a, b = analyse_log(path, tagging_config=NEW), analyse_log(prefixed, tagging_config=NEW)
+    cri = tmp_path / "pod-cri.log"
+    cri.write_text(prefixed(path.read_text(encoding="utf-8").rstrip("\n"), COLLECTORS["containerd / CRI-O file"])
+                   + "\n", encoding="utf-8")
+    a, b = analyse_log(path, tagging_config=NEW), analyse_log(cri, tagging_config=NEW)
     assert (b.category, b.fingerprint, b.failure_line_number) == (a.category, a.fingerprint, a.failure_line_number)
     assert b.failure_line.endswith(a.failure_line) and b.failure_line.startswith("2024-05-01T10:00:")
