@@ -52,6 +52,15 @@ def _unclustered(label) -> bool:
     return text.lstrip("-").isdigit() and int(text) < 0
 
 
+SYNONYMS = json.loads((ROOT / "bench/family_synonyms.json").read_text(encoding="utf-8"))
+
+
+def harmonised(family: str) -> str:
+    """A family as one canonical name: `path|key_error` and `path|missing_key` are one family (same data file)."""
+    path, _, name = family.rpartition("|")
+    return f"{path}|{SYNONYMS.get(name, name)}"
+
+
 def pair_counts(groups: list[str], keys: list[str]) -> tuple[int, int, int]:
     """(pairs sharing a key, of those sharing a group too, pairs sharing a group), in O(n)."""
     def pairs(counter: Counter) -> int:
@@ -104,6 +113,9 @@ def main() -> None:
     parser.add_argument("--family", action="store_true",
                         help="also score against reason families: a label's part before ':' (missing_module for "
                              "missing_module:package_not_installed), for sets whose labels name a reason and a cause")
+    parser.add_argument("--harmonised", action="store_true",
+                        help="with --family: also score against families whose synonyms (one reason that different "
+                             "labellers named differently, bench/family_synonyms.json) are read as one family")
     args = parser.parse_args()
 
     records = labelled(args.data)
@@ -122,7 +134,10 @@ def main() -> None:
             continue
         labellings = [("", [records[i]["group"] for i in chosen])]
         if args.family and any(":" in records[i]["group"].split("|", 1)[1] for i in chosen):
-            labellings.append((" (families)", [records[i]["group"].split(":", 1)[0] for i in chosen]))
+            families = [records[i]["group"].split(":", 1)[0] for i in chosen]
+            labellings.append((" (families)", families))
+            if args.harmonised:
+                labellings.append((" (families, harmonised)", [harmonised(f) for f in families]))
         for suffix, groups in labellings:
             for name, keys in (("exact fingerprint", [analyses[i].fingerprint for i in chosen]),
                                ("reason cluster", [analyses[i].cluster for i in chosen])):  # "" never pairs

@@ -192,6 +192,11 @@ def cluster_message_v3(exception_type: str, message: str) -> str:
     reason = cluster_message_v2(exception_type, message, CANONICAL_REASONS_V3)
     if not reason or reason in _CANONICAL_V3:
         return reason
+    return _masked_v3(reason)
+
+
+def _masked_v3(reason: str) -> str:
+    """What version 3 masks on top of version 2's reason."""
     reason = _SPELLING_HINT.sub("", reason)
     reason = _DEVICE.sub("<DEVICE>", reason)
     reason = _COUNTED_PLURAL.sub(r"\1", _COUNTED_VERB.sub(r"\1 were", reason))
@@ -203,3 +208,112 @@ def cluster_message_v3(exception_type: str, message: str) -> str:
 def cluster_key_v3(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 3: version 2's reason with the rest of *which* masked."""
     return _keyed(CLUSTER_VERSION_3, cluster_message_v3(exception_type, message))
+
+
+# ---- version 4 -------------------------------------------------------------------------------------------
+
+CLUSTER_VERSION_4 = "4"
+
+# Version 4's further producers' wordings of one reason. The texts are the frameworks' own: PyTorch's
+# load_state_dict and TF's checkpoint restore for a checkpoint that does not fit the model (before the shape
+# wordings: "size mismatch for x: copying a param with shape ..." is a checkpoint's); PyTorch's, TF's, Keras',
+# NumPy's and einops' sentences for tensors whose shapes disagree; Python's, NumPy's, PyTorch's and TF's
+# gather for an index past the end; TF's and JAX's GPU allocators; the kernel's, Slurm's and Kubernetes' OOM
+# kills; the shells' job-status words for a killed, aborted or illegal-instruction child; and the wordings of a
+# missing path that name no errno (TF's file system, Hugging Face's "does not appear to have a file named").
+_CHECKPOINT_MISMATCH = re.compile(
+    r"\bError\(s\) in loading state_dict\b|\bsize mismatch for \S+: copying a param\b"
+    r"|\b(?:Missing|Unexpected) key\(s\) in state_dict\b|\bRestoring from checkpoint failed\b"
+    r"|\bnot found in checkpoint\b|\bYou are trying to load a weight file containing \d+ layers? into a model with\b")
+_SHAPE_MISMATCH = re.compile(
+    r"\bmat1 and mat2 shapes cannot be multiplied\b|\bThe size of tensor a \(\d+\) must match the size of tensor b\b"
+    r"|\bshape '\[[^\]]*\]' is invalid for input of size\b|\bSizes of tensors must match except in dimension\b"
+    r"|\bGiven groups=\d+, weight of size\b.*\bexpected input\b|\bExpected input batch_size \(\d+\) to match target batch_size\b"
+    r"|\bTarget size \([^)]*\) must be the same as input size\b"
+    r"|\bIncompatible shapes\b|\bDimensions must be equal, but are\b|\bDimensions of inputs should match\b"
+    r"|\bInput to reshape is a tensor with \d+ values, but the requested shape\b|\bCannot feed value of shape\b"
+    r"|\bShape must be rank \d+ but is rank\b|\bShapes \(.*?\) and \(.*?\) are incompatible\b|\bInfeed shape mismatch\b"
+    r"|\bAssign requires shapes of both tensors to match\b|\bError when checking (?:model )?(?:input|target): expected\b"
+    r"|\bis incompatible with (?:the )?layer\b|\bexpected (?:min_|max_)?ndim=\d+, found ndim=\d+"
+    r"|\boperands could not be broadcast together with shapes\b|\bcould not broadcast input array from shape\b"
+    r"|\bcannot reshape array of size \d+ into shape\b|\b[Ss]hapes? (?:mismatch|do(?:es)? not match|must match)\b"
+    r"|\b(?:same|different|incompatible) shapes?\b|\bShapes of all inputs must match\b|\bShape inconsistent\b")
+_INDEX_PAST_END = re.compile(
+    r"\b(?:list|tuple|string|str|array|bytes|range)(?: assignment)? index out of range\b|\bindex -?\d+ is out of bounds for"
+    r" (?:axis|dimension)\b|\bindex out of range in self\b|\bindices\[[^\]]*\] = -?\d+ is not in \[")
+CANONICAL_REASONS_V4 = (
+    (re.compile(r"\bCUDA out of memory\b|\bCUDA error: out of memory\b|\bCUDA_ERROR_OUT_OF_MEMORY\b"
+                r"|\bOOM when allocating tensor\b|\bAllocator \(GPU_\d+_bfc\) ran out of memory\b"
+                r"|\bRESOURCE_EXHAUSTED: Out of memory\b|\bcudaMalloc\b.*\bout of memory\b", re.I),
+     "GPU memory: CUDA out of memory"),
+    (_CHECKPOINT_MISMATCH, "checkpoint does not match the model"),
+    (_SHAPE_MISMATCH, "tensor shapes do not match"),
+    (_INDEX_PAST_END, "index out of range"),
+) + CANONICAL_REASONS_V3[1:] + (
+    (re.compile(r"\bSIGILL\b|\bIllegal instruction\b|\bsignal 4\b|非法指令|" + _EXIT_STATUS + r"(?:132|-4)\b"),
+     "native crash: SIGILL (illegal instruction)"),
+    (re.compile(r"\bSIGFPE\b|\bFloating point exception\b|\bsignal 8\b|" + _EXIT_STATUS + r"(?:136|-8)\b"),
+     "native crash: SIGFPE (floating point exception)"),
+    (re.compile(r"段错误"), "native crash: SIGSEGV (segmentation fault)"),        # glibc's zh_CN signal names
+    (re.compile(r"总线错误"), "native crash: SIGBUS (bus error)"),
+    (re.compile(r"\bAborted\s+\(core dumped\)|已放弃"), "native crash: SIGABRT (abort)"),
+    (re.compile(r"\bzsh: killed\b|\b\d+\s+Killed\b|已杀死"), "killed: SIGKILL"),
+    (re.compile(r"\blocal variable \S+ referenced before assignment\b"                        # Python 3.10 and older
+                r"|\bcannot access local variable \S+ where it is not associated with a value\b"),  # 3.11+
+     "undefined variable: a local variable used before assignment"),
+    (re.compile(r"\bcannot import name\b"), "ImportError: cannot import name <Q> from <Q>"),
+    (re.compile(r"\boom[-_]kill\b|\bOOMKilled\b|\bOut of memory: Kill(?:ed)? process\b|\bOut Of Memory\b|\bOUT_OF_MEMORY\b"),
+     "host memory: out of memory"),
+    (re.compile(r"\b(?:[Ff]ile|[Dd]irectory|[Pp]ath|[Ff]older)\b[^\n]{0,200}? (?:does not exist|not found)\b"
+                r"|\bdoes not appear to have a file named\b|\bNewRandomAccessFile failed to\b"
+                r"|\bFailed to find any matching files for\b"),
+     "path not found: No such file or directory (ENOENT)"),
+)
+_CANONICAL_V4 = frozenset(reason for _, reason in CANONICAL_REASONS_V4)
+# Python 3 made these one type: OSError.
+_TYPE_ALIASES = {"IOError": "OSError", "EnvironmentError": "OSError", "WindowsError": "OSError"}
+_ARGUMENT_RANGE = re.compile(r"\bfrom <NUM> to <NUM>(?= positional)")            # "takes from 1 to 2 positional arguments"
+# An exception pasted in double quotes or backquotes and followed by more prose: read inside the quotes.
+_QUOTED_PASTE = re.compile(r"([\"`“])((?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z\d]*(?:Error|Exception)\s*:\s*[^\"`”\n]+)[\"`”]")
+_EMPHASIS = re.compile(r"^\s*(\*\*|__)(.+)\1\s*$")                   # a pasted line in Markdown bold
+_PASTED_AFTER_TEXT = re.compile(r"(?<![A-Za-z0-9_.])((?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z\d]*(?:Error|Exception))\s*:\s*(\S.*)")
+_SENTENCE_WORDS = re.compile(r"(?<![<\w])[^\W\d_]{2,}(?![\w>])")
+SENTENCE_MIN_WORDS = 4
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+_NAMES_ITS_TYPE = re.compile(r"^Caught <ID> in ")                      # PyTorch's DataLoader: "Caught KeyError in ..."
+_CUT_NAME = re.compile(r"^([A-Z]\w*) \(the log is cut inside its exception line: ")  # pipeline's reading of a cut name
+
+
+def cluster_message_v4(exception_type: str, message: str) -> str:
+    """Version 3's reason, read through Markdown bold and a pasted exception that follows other text, with
+    Python 3's type aliases as one type and more reasons in their producers' several wordings; a reason that is
+    a sentence (four words or more) is keyed without its type, which people paste or leave out."""
+    cut = _CUT_NAME.match(message)
+    if cut and not exception_type:
+        return f"{cut.group(1)}: the log is cut inside its exception line"
+    exception_type = _TYPE_ALIASES.get(short_type(exception_type), exception_type)
+    line = _EMPHASIS.sub(r"\2", _reason_line(message))
+    if exception_type in _SHELLS:                 # "zsh: killed  python main.py" is the shell's word, not a type
+        exception_type, line = "", f"{exception_type}: {line}"
+    if not exception_type:
+        quoted = _QUOTED_PASTE.search(line)
+        line = quoted.group(2) if quoted else line
+        pasted = _PASTED_AFTER_TEXT.search(line)
+        if pasted and not _PASTED_EXCEPTION.search(line):
+            line = pasted.group(0)
+    reason = cluster_message_v2(exception_type, line, CANONICAL_REASONS_V4)
+    if not reason or reason in _CANONICAL_V4:
+        return reason
+    kind, _, text = reason.partition(": ")
+    kind = _TYPE_ALIASES.get(kind, kind)
+    reason = f"{kind}: {text}" if text else kind
+    reason = _ARGUMENT_RANGE.sub("<NUM>", _masked_v3(reason))
+    kind, _, text = reason.partition(": ")
+    if text and " " not in kind and not _NAMES_ITS_TYPE.match(text) and len(_SENTENCE_WORDS.findall(text)) >= SENTENCE_MIN_WORDS:
+        return text
+    return reason
+
+
+def cluster_key_v4(exception_type: str, message: str) -> tuple[str, str]:
+    """(key, cluster message) of version 4."""
+    return _keyed(CLUSTER_VERSION_4, cluster_message_v4(exception_type, message))

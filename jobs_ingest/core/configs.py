@@ -294,6 +294,21 @@ GROUPING_CONFIGS += (replace(
     fingerprint=_salted("7"),
     rank_context=True,
 ),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11g",
+    changelog="Reason clusters version 4 (cluster.py; #14.3): more reasons in their producers' several wordings (a "
+              "checkpoint that does not fit the model; tensors whose shapes disagree, in PyTorch's, TF's, Keras', "
+              "NumPy's and einops' words; an index past the end; TF's and JAX's GPU allocators; OOM kills by the "
+              "kernel, Slurm and Kubernetes; the shells' words for a killed, aborted or illegal-instruction child; "
+              "a missing path said without an errno); a pasted line read through Markdown bold or after other "
+              "text; IOError and EnvironmentError read as OSError; and a reason that is a sentence keyed without "
+              "its type, which people paste or leave out. Signatures as in grouping:2026-11f, salted with "
+              "normaliser version 8.",
+    normaliser_version="8",
+    fingerprint=_salted("8"),
+    cluster=cluster.cluster_key_v4,
+),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],
     id="tagging:2026-11i",

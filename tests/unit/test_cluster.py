@@ -202,3 +202,70 @@ def test_version_3_keeps_words_that_only_look_plural():
     assert cluster_message_v3("RuntimeError", "size 3 is invalid for this input") == \
         "RuntimeError: size <NUM> is invalid for this input"
     assert analyse_text("Killed\n", grouping_config=V3).normaliser_version == "5"
+
+
+# ---- reason clusters version 4 (grouping:2026-11g) -------------------------------------------------------
+
+V4 = "grouping:2026-11g"
+
+
+@pytest.mark.parametrize("first, second", [
+    # Tensors whose shapes disagree, in PyTorch's, TF's, Keras' and NumPy's words.
+    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10)\n",
+     "tensorflow.python.framework.errors_impl.InvalidArgumentError: Incompatible shapes: [32,10] vs. [32]\n"),
+    ("RuntimeError: The size of tensor a (197) must match the size of tensor b (50) at non-singleton dimension 1\n",
+     "ValueError: operands could not be broadcast together with shapes (3,4) (5,)\n"),
+    ("ValueError: Shapes (None, 10) and (None, 1) are incompatible\n",
+     "RuntimeError: shape '[-1, 3, 224, 224]' is invalid for input of size 1000\n"),
+    # A checkpoint that does not fit the model, in PyTorch's and TF's words.
+    ("RuntimeError: Error(s) in loading state_dict for ResNet:\n\tsize mismatch for fc.weight: copying a param with "
+     "shape torch.Size([1000, 512]) from checkpoint, the shape in current model is torch.Size([10, 512]).\n",
+     "tensorflow.python.framework.errors_impl.NotFoundError: Key conv1/bias not found in checkpoint\n"),
+    # An index past the end of a list and of a tensor's dimension.
+    ("IndexError: list index out of range\n", "IndexError: index 16 is out of bounds for dimension 1 with size 16\n"),
+    # One sentence, typed or pasted without its type, in Markdown bold or after other words.
+    ("RuntimeError: shape '[-1, 8]' is invalid for input of size 12\n",
+     "我在复现这个模型的时候，遇到了RuntimeError: shape '[-1, 8]' is invalid for input of size 10\n"),
+    ("AttributeError: 'NoneType' object has no attribute 'shape'\n",
+     "**\"AttributeError: 'NoneType' object has no attribute 'size'\"**\n"),
+    ("OSError: File graph.pb.meta does not exist.\n", "FileNotFoundError: [Errno 2] No such file or directory: 'x.csv'\n"),
+    ("IOError: [Errno 5] Input/output error\n", "OSError: [Errno 5] Input/output error\n"),
+    # Python's two wordings of one unbound local; a shell's and Python's words for one signal.
+    ("UnboundLocalError: local variable 'x' referenced before assignment\n",
+     "UnboundLocalError: cannot access local variable 'x' where it is not associated with a value\n"),
+    ("Fatal Python error: Aborted\n", "./train.sh: line 34: 12024 Aborted                 (core dumped) python3 train.py\n"),
+    ("Killed\n", "zsh: killed     python main.py\n"),
+    ("MemoryError\n", "slurmstepd: error: Detected 1 oom-kill event(s) in step 42.batch cgroup.\n"),
+])
+def test_version_4_gathers_what_version_3_kept_apart(first, second):
+    old = cluster_of(traceback("train", first), V3), cluster_of(traceback("evaluate", second), V3)
+    a, b = cluster_of(traceback("train", first), V4), cluster_of(traceback("evaluate", second), V4)
+    assert a[0] and a == b
+    assert old[0] != old[1]                                            # version 3 is released and unchanged
+
+
+@pytest.mark.parametrize("first, second", [
+    # A checkpoint's shapes are not the layers' shapes; a missing module is not a missing file.
+    ("RuntimeError: size mismatch for fc.weight: copying a param with shape torch.Size([10, 5]) from checkpoint, "
+     "the shape in current model is torch.Size([2, 5]).\n", "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x5 and 6x2)\n"),
+    ("ModuleNotFoundError: No module named 'apex'\n", "FileNotFoundError: [Errno 2] No such file or directory: 'x.csv'\n"),
+    # Short messages keep their type: a KeyError's key says nothing of the reason.
+    ("KeyError: 'lr'\n", "IndexError: 'lr'\n"),
+    # The DataLoader's wrapper names the type that is the reason; a cut exception line keeps its name.
+    ("KeyError: Caught KeyError in DataLoader worker process 0.\n",
+     "IndexError: Caught IndexError in DataLoader worker process 0.\n"),
+    ("AttributeError: 'NoneType' object has no attribute 'shape'\n", "TypeError: 'NoneType' object is not subscriptable\n"),
+    ("MemoryError\n", "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n"),
+    ("Killed\n", "Segmentation fault (core dumped)\n"),
+])
+def test_version_4_keeps_other_reasons_apart(first, second):
+    a, b = cluster_of(first, V4), cluster_of(second, V4)
+    assert a[0] and b[0] and a != b
+
+
+def test_version_4_names_a_cut_exception_line_by_its_type():
+    from jobs_ingest.core.cluster import cluster_message_v4
+    cut = lambda kind, text: cluster_message_v4("", f"{kind} (the log is cut inside its exception line: {text!r})")
+    assert cut("IndexError", "IndexEr") == "IndexError: the log is cut inside its exception line"
+    assert cut("IndexError", "IndexEr") != cut("ModuleNotFoundError", "ModuleNotFo")
+    assert analyse_text("Killed\n", grouping_config=V4).normaliser_version == "8"
