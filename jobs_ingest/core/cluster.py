@@ -17,6 +17,10 @@ Version 3 (grouping:2026-11d) masks what version 2 still kept of *which* thing (
 hint, a count's plural, a KeyError's key type, the sequence indexed) and gathers two more reasons said in
 several ways: a path that does not exist (ENOENT) and host memory running out.
 
+Version 4 (grouping:2026-11g) gathers more reasons in their producers' wordings (a checkpoint that does not fit
+the model, tensor shapes, an index past the end, GPU allocators, OOM kills, the shells' signal words), reads a
+pasted line through Markdown bold or after other text, and keys a sentence without its exception type.
+
 Pure; part of the grouping config (configs.py): its output never changes once released.
 """
 from __future__ import annotations
