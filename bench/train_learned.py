@@ -7,8 +7,8 @@
     .venv/bin/python bench/train_learned.py --markdown   # also print the figures as a Markdown section
 
 Deterministic: records in file order, sorted features, fixed seeds, sorted JSON; run twice with the same
---date and the artefact is byte-identical. The held-out sets (bench/devset/issues_heldout2, bench/heldout3, bench/heldout4, bench/heldout5,
-tests/fixtures/infra) are never read. Progress goes to stderr, the summary to stdout.
+--date and the artefact is byte-identical. The held-out sets (bench/heldout6, tests/fixtures/infra_heldout*) are
+never read; heldout3-5 were retired into training data with ml7 (`--training-set ml6` leaves them out). Progress goes to stderr, the summary to stdout.
 """
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ TRAIN_FILES = [DEVSET / "notebook_crashes.jsonl", DEVSET / "programs.jsonl", DEV
                DEVSET / "issues" / "dev.jsonl", DEVSET / "issues" / "heldout.jsonl", DEVSET / "issues2" / "dev.jsonl",
                DEVSET / "issues3" / "dev.jsonl", DEVSET / "issues4" / "dev.jsonl",
                DEVSET / "issues5" / "dev.jsonl", DEVSET / "issues6" / "dev.jsonl", DEVSET / "issues7" / "dev.jsonl"]
+# Since ml7 (session 13): heldout3-5, measured for the last time with tagging:2026-11o and retired into training
+# data when a fresh held-out set (bench/heldout6) was collected; `--training-set ml6` trains on ml6's files.
+RETIRED_HELDOUT = [ROOT / "bench" / "heldout3" / "cases.jsonl", ROOT / "bench" / "heldout4" / "cases.jsonl",
+                   ROOT / "bench" / "heldout5" / "cases.jsonl"]
 FEATURES = {"max_chars": 300, "char_ngrams": [4, 4], "context_lines": 3,
             "type_weight": 1.0, "word_weight": 1.0, "char_weight": 1.0, "context_weight": 1.0}
 MODEL = {"C": 0.2, "min_df": 2, "calibration_folds": 3, "min_class_support": 3, "prune_below": 0.05,
@@ -371,11 +375,14 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=learned.ARTEFACT.with_name(configs.tagging_config().learned_model))
     ap.add_argument("--date", default=dt.datetime.now(dt.timezone.utc).date().isoformat())
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--training-set", choices=("ml6", "ml7"), default="ml7",
+                    help="ml7 (default): the development files and the retired held-out sets heldout3-5; ml6: without them")
     args = ap.parse_args()
     import sklearn
 
-    log(f"reading {len(TRAIN_FILES)} development files")
-    rows = load_rows(TRAIN_FILES)
+    files = TRAIN_FILES + (RETIRED_HELDOUT if args.training_set == "ml7" else [])
+    log(f"reading {len(files)} labelled files")
+    rows = load_rows(files)
     feats = [learned.features(row["analysis"], FEATURES) for row in rows]
     log(f"{len(rows)} labelled logs in {len({r['group'] for r in rows})} groups; "
         f"{len({f for d in feats for f in d})} distinct features")
@@ -383,8 +390,8 @@ def main() -> None:
 
     log("fitting the final model on all development logs")
     model, vec = fit(feats, [row["rec"]["category"] for row in rows], MODEL)
-    version = {"trained_at": args.date, "training_data_sha256": data_hash(TRAIN_FILES),
-               "training_files": [str(p.relative_to(ROOT)) for p in TRAIN_FILES if p.exists()],
+    version = {"trained_at": args.date, "training_data_sha256": data_hash(files),
+               "training_files": [str(p.relative_to(ROOT)) for p in files if p.exists()],
                "training_logs": len(rows), "sklearn": sklearn.__version__,
                "python": ".".join(map(str, sys.version_info[:3]))}
     artefact = export(model, vec, FEATURES, MODEL, thresholds, version, summary)
