@@ -56,6 +56,7 @@ class TaggingConfig:
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
     one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
+    launcher_cut: bool = False                         # a log cut in the launcher's own traceback is read by the child's reported exit
 
 
 class UnknownConfig(ValueError):
@@ -411,6 +412,17 @@ TAGGING_CONFIGS += (replace(
               "infrastructure rules and the reading of ranks as in 2026-11o.",
     tagger_version="11+infra8+ml7",
     learned_model="learned_model_ml7.json",
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11q",
+    changelog="A log that ends inside the launcher's own traceback (runpy, torch.distributed.run or launch, the elastic "
+              "agent, DeepSpeed's and Accelerate's launchers), cut before its ChildFailedError line, is read by the "
+              "child's exit the launcher reported just before it ('failed (exitcode: -9) local_rank: 1'), as a "
+              "complete launcher summary is. CPython's CalledProcessError for a child a signal killed ('died with "
+              "<Signals.SIGKILL: 9>') is read as that signal. Everything else as in 2026-11p.",
+    tagger_version="11+infra8+ml7+lc",
+    launcher_cut=True,
 ),)
 
 

@@ -69,7 +69,7 @@ SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: 
 _SIGNAL_NUMBERS = {v: k for k, v in SIGNALS.items()}
 # The launchers' own words (torch/distributed/elastic/multiprocessing/errors/__init__.py and api.py,
 # torch/multiprocessing/spawn.py, deepspeed/launcher/launch.py, subprocess.CalledProcessError).
-_EXIT_PATTERNS = [
+EXIT_PATTERNS = _EXIT_PATTERNS = [
     re.compile(r"Signal (?P<sig>\d+) \(SIG\w+\) received by PID"),
     re.compile(r"(?:^|[\s)])exitcode\s*:\s*(?P<code>-?\d+)"),            # ChildFailedError summary
     re.compile(r"failed \(exitcode: (?P<code>-?\d+)\)"),                    # elastic agent's log line
@@ -86,7 +86,17 @@ _MEMORY = re.compile(r"Out of memory: Kill|invoked oom-killer|oom[-_ ]kill|Memor
                      r"|exceeded (?:its )?memory limit|memory limit exceeded", re.I)
 
 
-def child_exit(lines: list[str], start: int, end: int) -> tuple[int | None, int | None]:
+# Tagging configs with `launcher_cut`: also CPython's CalledProcessError for a child a signal killed ("Command
+# '[...]' died with <Signals.SIGKILL: 9>.", subprocess.py).
+EXIT_PATTERNS_V2 = _EXIT_PATTERNS + [re.compile(r"died with <Signals\.(?P<signame>SIG[A-Z]+):\s*\d+>")]
+# The launchers' own files: a traceback of these frames only is the launcher going down, not the program.
+_LAUNCHER_FILE = re.compile(r"(?:^|[/\\])(?:runpy\.py|torch[/\\]distributed[/\\](?:launch|run)\.py"
+                            r"|torch[/\\]distributed[/\\](?:elastic|launcher)[/\\].+|torch[/\\]multiprocessing[/\\]spawn\.py"
+                            r"|deepspeed[/\\]launcher[/\\].+|accelerate[/\\]commands[/\\].+|bin[/\\](?:torchrun|deepspeed|accelerate))$")
+
+
+def child_exit(lines: list[str], start: int, end: int,
+               patterns: list[re.Pattern] = _EXIT_PATTERNS) -> tuple[int | None, int | None]:
     """(exit code, signal number) of the failed child as the launcher reports it between `start` and
     `end`, the root-cause section first. A negative exit code is a signal (Python's convention)."""
     window = lines[max(0, start):end]
@@ -94,7 +104,7 @@ def child_exit(lines: list[str], start: int, end: int) -> tuple[int | None, int 
     ordered = window[root:] + window[:root] if root is not None else window
     code = sig = None
     for line in ordered:
-        for pattern in _EXIT_PATTERNS:
+        for pattern in patterns:
             m = pattern.search(line)
             if not m:
                 continue
@@ -121,10 +131,24 @@ def is_launcher_failure(failure: LogFailure) -> bool:
     return failure.is_wrapper or (failure.kind == "Killed" and "received by PID" in failure.message)
 
 
-def launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable):
+def launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable,
+                 patterns: list[re.Pattern] = _EXIT_PATTERNS):
     """The tag a launcher's summary supports when no child error was printed, or None (no exit code)."""
-    code, sig = child_exit(lines, failure.start_index - 40, failure.line_index + 60)
+    code, sig = child_exit(lines, failure.start_index - 40, failure.line_index + 60, patterns)
     return exit_status_tag(lines, code, sig, tag_cls)
+
+
+def cut_launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable):
+    """Tagging configs with `launcher_cut`: a log that ends inside a traceback of the launcher's frames only
+    (runpy, torch.distributed.run, the elastic agent), cut before its ChildFailedError line, is read by the
+    child's exit the launcher reported just before it; None when those are not the frames or no exit is said."""
+    if not failure.frames or not all(_LAUNCHER_FILE.search(f.file) for f in failure.frames):
+        return None
+    launched = launcher_tag(lines, failure, tag_cls, EXIT_PATTERNS_V2)
+    if launched is None:
+        return None
+    return tag_cls(launched.category, launched.confidence, launched.rule + ".truncated",
+                   launched.evidence + "; the log ends inside the launcher's traceback")
 
 
 # Tagging configs with `launcher_tail`: other wrappers' wording for a child that failed, e.g. DeepSpeed-Chat's

@@ -239,8 +239,8 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
 
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
     if terminal.kind == "truncated":
-        tag = frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces,
-                                       quoted=tagging.pasted_errors)
+        tag = (tagging.launcher_cut and frameworks.cut_launcher_tag(lines, terminal, Tag)) or frameworks.truncated_tag(
+            lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces, quoted=tagging.pasted_errors)
     elif tagging.frameworks:
         tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
     else:
@@ -259,7 +259,8 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
     if tagging.frameworks:
         # A launcher's summary with no child error printed: its exit code or signal, said plainly.
         if frameworks.is_launcher_failure(terminal) and (not tag.specific or tag.rule == "cpu_oom.oom_killed"):
-            tag = frameworks.launcher_tag(lines, terminal, Tag) or tag
+            exits = frameworks.EXIT_PATTERNS_V2 if tagging.launcher_cut else frameworks.EXIT_PATTERNS
+            tag = frameworks.launcher_tag(lines, terminal, Tag, exits) or tag
         if tagging.launcher_tail and not tag.specific and not frameworks.is_launcher_failure(terminal):
             # another wrapper's words for a failed child: its exit status, said plainly
             tag = frameworks.child_exit_words_tag(terminal.message or "", lines, Tag) or tag
