@@ -57,6 +57,7 @@ class TaggingConfig:
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
     one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
     launcher_cut: bool = False                         # a log cut in the launcher's own traceback is read by the child's reported exit
+    launcher_cut_last: bool = False                    # ... only where the error printed before the cut says nothing
 
 
 class UnknownConfig(ValueError):
@@ -423,6 +424,16 @@ TAGGING_CONFIGS += (replace(
               "<Signals.SIGKILL: 9>') is read as that signal. Everything else as in 2026-11p.",
     tagger_version="11+infra8+ml7+lc",
     launcher_cut=True,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11r",
+    changelog="2026-11q's reading of a launcher's traceback cut short, applied only where the error the log printed "
+              "before the cut says nothing: under 2026-11q a child's error printed before the launcher's report "
+              "(\"Exception: expected value at line 1 column 1\", then \"failed (exitcode: 1)\") gave way to the "
+              "bare exit code. Everything else as in 2026-11q.",
+    tagger_version="11+infra8+ml7+lc2",
+    launcher_cut_last=True,
 ),)
 
 

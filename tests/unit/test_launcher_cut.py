@@ -1,10 +1,13 @@
-"""tagging:2026-11q: a log cut inside the launcher's own traceback is read by the child's exit it reported, and
-CPython's CalledProcessError for a child killed by a signal is read as that signal."""
+"""tagging:2026-11q/r: a log cut inside the launcher's own traceback is read by the child's exit it reported, and
+CPython's CalledProcessError for a child killed by a signal is read as that signal; from 2026-11r, only where the
+error printed before the cut says nothing."""
 import pytest
 
+from bench.eval_collectors import all_ranks
 from jobs_ingest.core.pipeline import analyse_text
+from tests.devset import devset_cases
 
-OLD, NEW = "tagging:2026-11p", "tagging:2026-11q"
+OLD, FIRST, NEW = "tagging:2026-11p", "tagging:2026-11q", "tagging:2026-11r"
 
 ELASTIC_CUT = """Start training for 300 epochs
 WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 106507 closing signal SIGTERM
@@ -49,3 +52,13 @@ def test_a_cut_traceback_with_the_programs_own_frame_is_still_read_as_the_progra
 def test_a_launchers_traceback_with_no_reported_exit_keeps_the_cut_reading():
     log = "\n".join(ELASTIC_CUT.format(code=-9).splitlines()[3:]) + "\n"
     assert analyse_text(log, tagging_config=NEW).rule == analyse_text(log, tagging_config=OLD).rule
+
+
+
+def test_the_childs_own_error_before_the_report_is_read_first():
+    # A development log whose error comes well before the launcher's report and its cut traceback, printed by four
+    # ranks at once: 2026-11q read the bare exit code there; 2026-11r reads the error, as 2026-11p did.
+    case = devset_cases("iss-0001")["iss-0001"]
+    log = all_ranks(case["log"], 4, 0)
+    assert analyse_text(log, tagging_config=NEW).category == analyse_text(log, tagging_config=OLD).category == case["category"]
+    assert analyse_text(log, tagging_config=FIRST).rule == "unclassified.child_exit_code.truncated"   # 2026-11q, released
