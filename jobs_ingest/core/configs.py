@@ -432,7 +432,7 @@ TAGGING_CONFIGS += (replace(
               "before the cut says nothing: under 2026-11q a child's error printed before the launcher's report "
               "(\"Exception: expected value at line 1 column 1\", then \"failed (exitcode: 1)\") gave way to the "
               "bare exit code. Everything else as in 2026-11q.",
-    tagger_version="11+infra8+ml7+lc2",
+    tagger_version="11+infra8+ml7+l2",
     launcher_cut_last=True,
 ),)
 

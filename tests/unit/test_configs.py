@@ -68,7 +68,7 @@ def test_every_config_has_an_id_a_changelog_and_its_own_normaliser_version():
 def test_today_the_default_configs_are_the_newest_and_are_recorded():
     analysis = analyse_text(OOM_LOG)
     assert (analysis.grouping_config, analysis.tagging_config) == ("grouping:2026-11g", "tagging:2026-11r")
-    assert (analysis.normaliser_version, analysis.tagger_version) == ("8", "11+infra8+ml7+lc2")
+    assert (analysis.normaliser_version, analysis.tagger_version) == ("8", "11+infra8+ml7+l2")
 
 
 def test_the_second_tagging_config_adds_the_platform_and_keeps_the_program_tags():
@@ -151,3 +151,14 @@ def test_tag_logs_prints_the_config_ids_and_selects_configs_by_id():
     unknown = tag_logs(lines, "--tagging-config", "tagging:1999-01")
     assert unknown.returncode != 0 and unknown.stdout == ""
     assert "unknown tagging config 'tagging:1999-01'; known: tagging:2026-11, tagging:2026-11b, tagging:2026-11c, tagging:2026-11d, tagging:2026-11e, tagging:2026-11f, tagging:2026-11g, tagging:2026-11h, tagging:2026-11i, tagging:2026-11j, tagging:2026-11k, tagging:2026-11l, tagging:2026-11m, tagging:2026-11n, tagging:2026-11o" in unknown.stderr
+
+
+def test_every_configs_stamps_fit_the_columns_that_store_them():
+    # A failure row stores these (jobs_ingest.models): a stamp longer than its column makes every insert fail.
+    from jobs_ingest.models import Failure, Signature
+    tagger = Failure._meta.get_field("tagger_version").max_length
+    normaliser = Signature._meta.get_field("normaliser_version").max_length
+    assert all(len(c.tagger_version) <= tagger for c in configs.TAGGING_CONFIGS)
+    assert all(len(c.normaliser_version) <= normaliser for c in configs.GROUPING_CONFIGS)
+    for field, known in (("tagging_config", configs.TAGGING_CONFIGS), ("grouping_config", configs.GROUPING_CONFIGS)):
+        assert all(len(c.id) <= Failure._meta.get_field(field).max_length for c in known)
