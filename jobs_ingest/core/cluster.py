@@ -274,8 +274,8 @@ CANONICAL_REASONS_V4 = (
      "path not found: No such file or directory (ENOENT)"),
 )
 _CANONICAL_V4 = frozenset(reason for _, reason in CANONICAL_REASONS_V4)
-# Python 3 made these one type: OSError.
-_TYPE_ALIASES = {"IOError": "OSError", "EnvironmentError": "OSError", "WindowsError": "OSError"}
+# Python 3 made these one type: OSError (the reason's leading type, whether the parser or a paste named it).
+_OS_ERROR_ALIAS = re.compile(r"^(?:IOError|EnvironmentError|WindowsError)(?=: |$)")
 _ARGUMENT_RANGE = re.compile(r"\bfrom <NUM> to <NUM>(?= positional)")            # "takes from 1 to 2 positional arguments"
 # An exception pasted in double quotes or backquotes and followed by more prose: read inside the quotes.
 _QUOTED_PASTE = re.compile(r"([\"`“])((?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z\d]*(?:Error|Exception)\s*:\s*[^\"`”\n]+)[\"`”]")
@@ -295,7 +295,6 @@ def cluster_message_v4(exception_type: str, message: str) -> str:
     cut = _CUT_NAME.match(message)
     if cut and not exception_type:
         return f"{cut.group(1)}: the log is cut inside its exception line"
-    exception_type = _TYPE_ALIASES.get(short_type(exception_type), exception_type)
     line = _EMPHASIS.sub(r"\2", _reason_line(message))
     if exception_type in _SHELLS:                 # "zsh: killed  python main.py" is the shell's word, not a type
         exception_type, line = "", f"{exception_type}: {line}"
@@ -308,10 +307,7 @@ def cluster_message_v4(exception_type: str, message: str) -> str:
     reason = cluster_message_v2(exception_type, line, CANONICAL_REASONS_V4)
     if not reason or reason in _CANONICAL_V4:
         return reason
-    kind, _, text = reason.partition(": ")
-    kind = _TYPE_ALIASES.get(kind, kind)
-    reason = f"{kind}: {text}" if text else kind
-    reason = _ARGUMENT_RANGE.sub("<NUM>", _masked_v3(reason))
+    reason = _ARGUMENT_RANGE.sub("<NUM>", _masked_v3(_OS_ERROR_ALIAS.sub("OSError", reason)))
     kind, _, text = reason.partition(": ")
     if text and " " not in kind and not _NAMES_ITS_TYPE.match(text) and len(_SENTENCE_WORDS.findall(text)) >= SENTENCE_MIN_WORDS:
         return text

@@ -69,7 +69,7 @@ SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: 
 _SIGNAL_NUMBERS = {v: k for k, v in SIGNALS.items()}
 # The launchers' own words (torch/distributed/elastic/multiprocessing/errors/__init__.py and api.py,
 # torch/multiprocessing/spawn.py, deepspeed/launcher/launch.py, subprocess.CalledProcessError).
-EXIT_PATTERNS = _EXIT_PATTERNS = [
+EXIT_PATTERNS = [
     re.compile(r"Signal (?P<sig>\d+) \(SIG\w+\) received by PID"),
     re.compile(r"(?:^|[\s)])exitcode\s*:\s*(?P<code>-?\d+)"),            # ChildFailedError summary
     re.compile(r"failed \(exitcode: (?P<code>-?\d+)\)"),                    # elastic agent's log line
@@ -88,7 +88,7 @@ _MEMORY = re.compile(r"Out of memory: Kill|invoked oom-killer|oom[-_ ]kill|Memor
 
 # Tagging configs with `launcher_cut`: also CPython's CalledProcessError for a child a signal killed ("Command
 # '[...]' died with <Signals.SIGKILL: 9>.", subprocess.py).
-EXIT_PATTERNS_V2 = _EXIT_PATTERNS + [re.compile(r"died with <Signals\.(?P<signame>SIG[A-Z]+):\s*\d+>")]
+EXIT_PATTERNS_V2 = EXIT_PATTERNS + [re.compile(r"died with <Signals\.(?P<signame>SIG[A-Z]+):\s*\d+>")]
 # The launchers' own files: a traceback of these frames only is the launcher going down, not the program.
 _LAUNCHER_FILE = re.compile(r"(?:^|[/\\])(?:runpy\.py|torch[/\\]distributed[/\\](?:launch|run)\.py"
                             r"|torch[/\\]distributed[/\\](?:elastic|launcher)[/\\].+|torch[/\\]multiprocessing[/\\]spawn\.py"
@@ -96,7 +96,7 @@ _LAUNCHER_FILE = re.compile(r"(?:^|[/\\])(?:runpy\.py|torch[/\\]distributed[/\\]
 
 
 def child_exit(lines: list[str], start: int, end: int,
-               patterns: list[re.Pattern] = _EXIT_PATTERNS) -> tuple[int | None, int | None]:
+               patterns: list[re.Pattern] = EXIT_PATTERNS) -> tuple[int | None, int | None]:
     """(exit code, signal number) of the failed child as the launcher reports it between `start` and
     `end`, the root-cause section first. A negative exit code is a signal (Python's convention)."""
     window = lines[max(0, start):end]
@@ -132,7 +132,7 @@ def is_launcher_failure(failure: LogFailure) -> bool:
 
 
 def launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable,
-                 patterns: list[re.Pattern] = _EXIT_PATTERNS):
+                 patterns: list[re.Pattern] = EXIT_PATTERNS):
     """The tag a launcher's summary supports when no child error was printed, or None (no exit code)."""
     code, sig = child_exit(lines, failure.start_index - 40, failure.line_index + 60, patterns)
     return exit_status_tag(lines, code, sig, tag_cls)
@@ -145,8 +145,11 @@ def cut_launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable):
     if not failure.frames or not all(_LAUNCHER_FILE.search(f.file) for f in failure.frames):
         return None
     launched = launcher_tag(lines, failure, tag_cls, EXIT_PATTERNS_V2)
-    if launched is None:
-        return None
+    return None if launched is None else _inside_launcher_traceback(launched, tag_cls)
+
+
+def _inside_launcher_traceback(launched, tag_cls: Callable):
+    """A launcher's exit-status tag, said of a log that ends inside the launcher's own traceback."""
     return tag_cls(launched.category, launched.confidence, launched.rule + ".truncated",
                    launched.evidence + "; the log ends inside the launcher's traceback")
 
@@ -342,8 +345,7 @@ def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls:
         wrapped = LogFailure("ChildFailedError", "", failure.line_index, failure.start_index)
         launched = launcher_tag(lines, wrapped, tag_cls)
         if launched is not None:
-            return tag_cls(launched.category, launched.confidence, launched.rule + ".truncated",
-                           launched.evidence + "; the log ends inside the launcher's traceback")
+            return _inside_launcher_traceback(launched, tag_cls)
         return tag_cls("unclassified", 0.2, "unclassified.truncated_launcher",
                        f"the log ends inside the launcher's traceback ({deepest.describe()}); the child's error is not in the log")
     if skip_traces:
