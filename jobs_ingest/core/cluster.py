@@ -21,6 +21,10 @@ Version 4 (grouping:2026-11g) gathers more reasons in their producers' wordings 
 the model, tensor shapes, an index past the end, GPU allocators, OOM kills, the shells' signal words), reads a
 pasted line through Markdown bold or after other text, and keys a sentence without its exception type.
 
+Version 5 (grouping:2026-11h) gathers what version 4 still split by which object, device or library: None used
+as a value, an attribute that is not there, tensors on different devices, an undefined symbol, Windows' access
+violation, a missing file said in prose.
+
 Pure; part of the grouping config (configs.py): its output never changes once released.
 """
 from __future__ import annotations
@@ -288,7 +292,9 @@ _NAMES_ITS_TYPE = re.compile(r"^Caught <ID> in ")                      # PyTorch
 _CUT_NAME = re.compile(r"^([A-Z]\w*) \(the log is cut inside its exception line: ")  # pipeline's reading of a cut name
 
 
-def cluster_message_v4(exception_type: str, message: str) -> str:
+def cluster_message_v4(exception_type: str, message: str,
+                       canonical: tuple[tuple[re.Pattern, str], ...] = CANONICAL_REASONS_V4,
+                       canonical_reasons: frozenset[str] = _CANONICAL_V4) -> str:
     """Version 3's reason, read through Markdown bold and a pasted exception that follows other text, with
     Python 3's type aliases as one type and more reasons in their producers' several wordings; a reason that is
     a sentence (four words or more) is keyed without its type, which people paste or leave out."""
@@ -304,8 +310,8 @@ def cluster_message_v4(exception_type: str, message: str) -> str:
         pasted = _PASTED_AFTER_TEXT.search(line)
         if pasted and not _PASTED_EXCEPTION.search(line):
             line = pasted.group(0)
-    reason = cluster_message_v2(exception_type, line, CANONICAL_REASONS_V4)
-    if not reason or reason in _CANONICAL_V4:
+    reason = cluster_message_v2(exception_type, line, canonical)
+    if not reason or reason in canonical_reasons:
         return reason
     reason = _ARGUMENT_RANGE.sub("<NUM>", _masked_v3(_OS_ERROR_ALIAS.sub("OSError", reason)))
     kind, _, text = reason.partition(": ")
@@ -317,3 +323,46 @@ def cluster_message_v4(exception_type: str, message: str) -> str:
 def cluster_key_v4(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 4."""
     return _keyed(CLUSTER_VERSION_4, cluster_message_v4(exception_type, message))
+
+
+# ---- version 5 -------------------------------------------------------------------------------------------
+
+CLUSTER_VERSION_5 = "5"
+
+# Version 5 gathers reasons that version 4 still split by *which* object, device or library, in Python's,
+# PyTorch's and the loaders' own words: None used as a value, whatever was done with it ('NoneType' object has
+# no attribute / is not subscriptable / is not iterable, an operand or argument of NoneType); an attribute
+# that is not there, on any object, module or class, or on a pickled class (pickle's "Can't get attribute");
+# tensors on different devices; a native library missing a symbol it was built against; Windows' access
+# violation (0xC0000005, its segmentation fault); and a file or directory that cannot be found, said in prose.
+_NONE_VALUE = re.compile(r"\bNoneType\b")
+_MISSING_ATTRIBUTE = re.compile(r"\bhas no attribute\b|\bCan't get attribute\b|\binstance has no attribute\b")
+_DEVICE_MISMATCH = re.compile(
+    r"\bExpected all tensors to be on the same device\b|\bto have the same device as\b"
+    r"|\bshould be either on \w+ or on the same device as\b|\bExpected object of device type \w+ but got device type\b"
+    r"|\bInput type \([\w.]*cuda[\w.]*\) and weight type \([\w.]*\) should be the same\b"
+    r"|\bInput type \([\w.]*\) and weight type \([\w.]*cuda[\w.]*\) should be the same\b"
+    r"|\bis on \w+, but expected (?:it|them) to be on\b|\bare on different devices\b")
+_MISSING_PATH_PROSE = re.compile(
+    r"\b(?:[Cc]an ?not|[Cc]ould not|[Cc]ouldn't|[Uu]nable to|[Ff]ailed to) (?:find|locate)\b[^\n]{0,80}?"
+    r"\b(?:files?|director(?:y|ies)|folders?|path)\b"
+    r"|\b[Nn]o (?:such )?(?:file|directory) named\b|\b(?:[Ff]ile|[Dd]irectory|[Pp]ath|[Ff]older)\b[^\n]{0,200}? does not exists\b")
+CANONICAL_REASONS_V5 = ((_NONE_VALUE, "None used as a value: 'NoneType' object"),) + CANONICAL_REASONS_V4 + (
+    (_MISSING_ATTRIBUTE, "AttributeError: <X> has no attribute <Q>"),
+    (_DEVICE_MISMATCH, "tensors on different devices"),
+    (re.compile(r"\bundefined symbol\b"), "native library: undefined symbol"),
+    (re.compile(r"\b0xC0000005\b|-1073741819\b|\b3221225477\b|\bAccess violation\b", re.I),
+     "native crash: SIGSEGV (segmentation fault)"),
+    (_MISSING_PATH_PROSE, "path not found: No such file or directory (ENOENT)"),
+)
+_CANONICAL_V5 = frozenset(reason for _, reason in CANONICAL_REASONS_V5)
+
+
+def cluster_message_v5(exception_type: str, message: str) -> str:
+    """Version 4's reading with version 5's reasons."""
+    return cluster_message_v4(exception_type, message, CANONICAL_REASONS_V5, _CANONICAL_V5)
+
+
+def cluster_key_v5(exception_type: str, message: str) -> tuple[str, str]:
+    """(key, cluster message) of version 5."""
+    return _keyed(CLUSTER_VERSION_5, cluster_message_v5(exception_type, message))

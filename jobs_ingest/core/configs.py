@@ -311,6 +311,19 @@ GROUPING_CONFIGS += (replace(
     fingerprint=_salted("8"),
     cluster=cluster.cluster_key_v4,
 ),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11h",
+    changelog="Reason clusters version 5 (cluster.py; #14.3): reasons that version 4 still split by which object, "
+              "device or library, in Python's, PyTorch's and the loaders' own words, are one cluster each: None used "
+              "as a value, whatever was done with it; an attribute that is not there, on any object, module, class "
+              "or pickled class; tensors on different devices; a native library missing a symbol; Windows' access "
+              "violation (its segmentation fault); a file or directory that cannot be found, said in prose. "
+              "Signatures as in grouping:2026-11g, salted with normaliser version 9 (the same failures share one).",
+    normaliser_version="9",
+    fingerprint=_salted("9"),
+    cluster=cluster.cluster_key_v5,
+),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],
     id="tagging:2026-11i",

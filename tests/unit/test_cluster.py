@@ -269,3 +269,62 @@ def test_version_4_names_a_cut_exception_line_by_its_type():
     assert cut("IndexError", "IndexEr") == "IndexError: the log is cut inside its exception line"
     assert cut("IndexError", "IndexEr") != cut("ModuleNotFoundError", "ModuleNotFo")
     assert analyse_text("Killed\n", grouping_config=V4).normaliser_version == "8"
+
+
+# ---- reason clusters version 5 (grouping:2026-11h) -------------------------------------------------------
+
+V5 = "grouping:2026-11h"
+
+
+@pytest.mark.parametrize("first, second", [
+    # None used as a value, whatever was done with it.
+    ("AttributeError: 'NoneType' object has no attribute 'shape'\n", "TypeError: 'NoneType' object is not subscriptable\n"),
+    ("TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'\n",
+     "TypeError: argument of type 'NoneType' is not iterable\n"),
+    # An attribute that is not there, on any object, module, class or pickled class.
+    ("AttributeError: 'DataParallel' object has no attribute 'generate'\n",
+     "AttributeError: 'Trainer' object has no attribute 'optimizer'\n"),
+    ("AttributeError: module 'tensorflow' has no attribute 'placeholder'\n",
+     "AttributeError: type object 'Image' has no attribute 'ANTIALIAS'\n"),
+    ("AttributeError: Can't get attribute 'Net' on <module '__main__' from 'eval.py'>\n",
+     "AttributeError: 'Namespace' object has no attribute 'local_rank'\n"),
+    # Tensors on different devices, in PyTorch's several wordings.
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n",
+     "RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)\n"),
+    ("RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same\n",
+     "RuntimeError: Expected tensor for argument #1 'indices' to have the same device as tensor for argument #2 "
+     "'weight'; but device 1 does not equal 0 (while checking arguments for embedding)\n"),
+    # A native library missing a symbol, whichever loader said so.
+    ("ImportError: /opt/conda/lib/python3.8/site-packages/apex/amp_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n",
+     "OSError: /usr/lib/libtorch_cuda.so: undefined symbol: cudaGraphInstantiateWithFlags, version libcudart.so.11.0\n"),
+    # Windows' access violation is its segmentation fault.
+    ("Process finished with exit code -1073741819 (0xC0000005)\n", "Segmentation fault (core dumped)\n"),
+    # A file that cannot be found, said in prose.
+    ("OSError: Error no file named pytorch_model.bin found in directory ./ckpt.\n",
+     "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n"),
+    ("ValueError: Cannot find data file for split 'train'.\n",
+     "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.json'\n"),
+])
+def test_version_5_gathers_what_version_4_kept_apart(first, second):
+    old = cluster_of(traceback("train", first), V4), cluster_of(traceback("evaluate", second), V4)
+    a, b = cluster_of(traceback("train", first), V5), cluster_of(traceback("evaluate", second), V5)
+    assert a[0] and a == b
+    assert old[0] != old[1]                                            # version 4 is released and unchanged
+
+
+@pytest.mark.parametrize("first, second", [
+    # None used as a value is not an attribute missing from a real object.
+    ("AttributeError: 'NoneType' object has no attribute 'shape'\n",
+     "AttributeError: 'DataParallel' object has no attribute 'shape'\n"),
+    # Devices that disagree are not dtypes that disagree; a missing symbol is not a missing library.
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n",
+     "RuntimeError: expected scalar type Float but found Double\n"),
+    ("ImportError: /x/amp_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n",
+     "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory\n"),
+    # A file found but unreadable is not a file missing.
+    ("ValueError: Cannot find data file for split 'train'.\n", "_pickle.UnpicklingError: invalid load key, '<'.\n"),
+])
+def test_version_5_keeps_other_reasons_apart(first, second):
+    a, b = cluster_of(first, V5), cluster_of(second, V5)
+    assert a[0] and b[0] and a != b
+    assert analyse_text("Killed\n", grouping_config=V5).normaliser_version == "9"
