@@ -448,6 +448,17 @@ TAGGING_CONFIGS += (replace(
     tagger_version="11+infra8+ml7+l2",
     launcher_cut_last=True,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11s",
+    changelog="Rules version 12, each rule from its producer's text: argparse's 'invalid <type> value' for any "
+              "converter's name (illegal_argument), dash's 'sh: 1: X: not found' (library_not_found), PyTorch's zip "
+              "checkpoint reader's hasRecord(\"version\") check (corrupt_data), c10's 'negative dimension' "
+              "(illegal_argument), THC's 'arguments are located on different GPUs' (framework_api_misuse); typographic "
+              "quotes in a pasted message read as ASCII. Everything else as in 2026-11r.",
+    tagger_version="12+infra8+ml7+l2",
+    tag=tagger.RULES_V12.tag,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

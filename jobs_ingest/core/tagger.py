@@ -909,3 +909,36 @@ RULES_V11_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
      r"\bncclInvalidUsage\b|invalid usage of NCCL library"),
 ]]
 RULES_V11 = RuleSetV9("11", RULES_V11_ADDED + RULES_V10.message_rules, TYPE_DEFAULTS_V10)
+
+# ------------------------------------------------------------------------------------------ version 12
+# Tagging config "tagging:2026-11s". Each rule from its producer's own text; what they were prompted by is named in
+# docs/grouping-configs.md (the retired held-out sets, training data since session 13).
+RULES_V12_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # argparse's _get_value: "argument %s: invalid %(type)s value: %(value)r", where type is the converter's __name__ or
+    # repr ("invalid typing.Optional[int] value", "invalid 'multitask_weights' value"), not only int/float/bool.
+    ("illegal_argument.argparse_invalid_value", "illegal_argument", 0.9,
+     r"\bargument [^\n:]{1,80}: invalid [^\n]{1,80}? value: "),
+    # dash (Debian's /bin/sh, so os.system and subprocess with shell=True): "sh: 1: allennlp: not found", bash's
+    # "command not found" in its own words: a program that is not installed or not on PATH.
+    ("library_not_found.dash_not_found", "library_not_found", 0.85, r"^(?:/bin/)?(?:sh|dash): \d+: [^\s:]+: not found\s*$"),
+    # PyTorch's zip checkpoint reader (caffe2/serialize/inline_container.cc) on a file that is not a whole torch.save
+    # archive: "Expected hasRecord("version") to be true, but got false."
+    ("corrupt_data.torch_archive_record", "corrupt_data", 0.8, r"\bhasRecord\(\"version\"\)"),
+    # c10's size check when a tensor is made: "Trying to create tensor with negative dimension -1: [-1]".
+    ("illegal_argument.negative_dimension", "illegal_argument", 0.8, r"\bTrying to create tensor with negative dimension\b"),
+    # THC's device check in older PyTorch: "arguments are located on different GPUs at .../THCTensorMath...cu:31".
+    ("framework_api_misuse.thc_different_gpus", "framework_api_misuse", 0.85, r"\barguments are located on different GPUs\b"),
+]]
+# Typographic quotes, as a pasted message picks them up from a word processor or a web page ("name ‘PeftModel’ is not
+# defined"): read as the ASCII quotes the producers print.
+_TYPOGRAPHIC_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+
+
+class RuleSetV12(RuleSetV9):
+    """Version 12: version 11's rules and the ones above, on the message with typographic quotes read as ASCII."""
+
+    def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
+        return super().tag(exception_type, (message or "").translate(_TYPOGRAPHIC_QUOTES), context)
+
+
+RULES_V12 = RuleSetV12("12", RULES_V12_ADDED + RULES_V11.message_rules, TYPE_DEFAULTS_V10)
