@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -30,6 +31,18 @@ from jobs_ingest.core.taxonomy import CATEGORIES  # noqa: E402
 
 TARGETS = {"accuracy": 0.95, "unclassified": 0.02, "cluster_precision": 0.90, "cluster_recall": 0.80,
            "fingerprint_precision": 0.90}
+
+
+_DOUBTFUL = re.compile(r"\b(?i:doubtful):\s*([a-z_]+)")
+
+
+def _doubted(justification: str) -> str | None:
+    """The alternative category a labeller named ("...; doubtful: framework_api_misuse (version)"), "" when the
+    label is marked doubtful without a category named, None when it is not marked doubtful."""
+    found = _DOUBTFUL.search(justification)
+    if found is None:
+        return None
+    return found.group(1) if found.group(1) in CATEGORIES else ""
 
 
 def share(k: int, n: int) -> str:
@@ -63,6 +76,14 @@ def main() -> None:
     lines = [f"{args.cases.parent.name}: {n} real failures from {len({c['repo'] for c in cases})} repositories "
              f"(configs {rows[0]['grouping_config']}, {rows[0]['tagging_config']}).", "",
              f"- category accuracy: {share(right, n)} (target >= {TARGETS['accuracy']:.0%})"]
+    doubt = {c["id"]: _doubted(c.get("justification", "")) for c in cases}
+    doubtful = [r for r in rows if doubt[r["id"]] is not None]
+    if doubtful:
+        sure = [r for r in rows if doubt[r["id"]] is None]
+        either = sum(r["right"] or r["predicted"] == doubt[r["id"]] for r in doubtful)
+        lines.append(f"- by the labeller's certainty: labels marked sure {share(sum(r['right'] for r in sure), len(sure))}; "
+                     f"marked `doubtful:` {share(sum(r['right'] for r in doubtful), len(doubtful))}, or "
+                     f"{share(either, len(doubtful))} counting the alternative the labeller named as right")
     labelled = [r for r in rows if r["label"] != "unclassified"]
     unclassified = sum(r["predicted"] == "unclassified" for r in labelled)
     lines.append(f"- answered `unclassified` where a category fits: {share(unclassified, len(labelled))} "
