@@ -31,7 +31,7 @@ def test_one_reason_from_two_code_bases_is_two_signatures_in_one_cluster(transac
     b = ingest("b1", log("/srv/bob/generate.py", "sample", "generate"))
     sa, sb = Signature.objects.get(pk=a.signature_id), Signature.objects.get(pk=b.signature_id)
     assert sa.pk != sb.pk and sa.cluster and sa.cluster == sb.cluster
-    assert sa.cluster_message == "'DataParallel' object has no attribute <Q>"  # a sentence is keyed without its type
+    assert sa.cluster_message == "AttributeError: <X> has no attribute <Q>"  # an attribute missing on any object: one reason
 
     index_signatures([sa.pk, sb.pk])
     es.indices.refresh(index=f"{settings.ES_INDEX_PREFIX}-*")
