@@ -156,3 +156,28 @@ def test_a_cluster_split_survives_a_new_grouping_config(transactional_db, log_di
     assert moved.pk != there.signature_id and moved.cluster == key  # the person's cluster, on the new signature
     assert Failure.objects.get(job__external_id="h").signature.cluster != key
     assert GroupingRule.objects.filter(kind="cluster", target=moved, cluster=key, active=True).exists()
+
+
+def test_a_cluster_judgment_stays_on_its_signatures_and_reaches_no_cluster_of_a_new_version(transactional_db, log_dir, es):
+    """A cluster judgment is made for one cluster version's reason. reanalyse carries the copy each signature holds;
+    the judgment itself stays on the old cluster key, so a broader cluster of a newer version (version 5 gathers what
+    version 4 kept apart) never hands it to signatures it was not made for."""
+    here = receive("h", LOG)
+    triage_services.judge_cluster(here.signature.cluster, User.objects.create_user("erin"), category="key_not_found",
+                                  notes="config key renamed in v2", fix_description="use warmup_ratio")
+    old_key = "4" * 16
+    Signature.objects.filter(pk=here.signature_id).update(cluster=old_key)
+    from triage.models import ClusterTriage
+    ClusterTriage.objects.filter(cluster=here.signature.cluster).update(cluster=old_key)
+    as_if_made_under_an_old_grouping([here.signature])
+
+    out, _ = run()
+    assert "1 failures moved to another signature" in out and "1 judgments carried" in out
+    moved = Failure.objects.get(job__external_id="h").signature
+    assert moved.cluster != old_key
+    carried = SignatureTriage.objects.get(signature=moved)
+    assert (carried.category, carried.notes) == ("key_not_found", "config key renamed in v2")
+
+    newcomer = receive("n", LOG.replace(b"in main", b"in evaluate"))   # another function: another signature
+    assert newcomer.signature.cluster == moved.cluster and newcomer.signature_id != moved.pk
+    assert not SignatureTriage.objects.filter(signature_id=newcomer.signature_id).exclude(category="").exists()
