@@ -16,17 +16,23 @@ _blocks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_blocks)
 
 
-def build(folder: Path, out_name: str, group_prefix: str | None = None) -> None:
-    """Parse every *.src.txt of `folder`, check ids and threads are used once, write `out_name` (JSON Lines)."""
-    cases = []
-    for src in sorted(folder.glob("*.src.txt")):
-        cases += [_blocks.labelled(c) for c in _blocks.parse(src.read_text(encoding="utf-8"))]
-    ids = [c["id"] for c in cases]
+def read(folder: Path) -> list[tuple[dict, dict]]:
+    """(block as written, labelled case) for every block of every *.src.txt of `folder`, in file order; a case id
+    or a thread used twice is an error. The block keeps keys the labelled case drops, for sets that add their own."""
+    read_ = [(block, _blocks.labelled(block)) for src in sorted(folder.glob("*.src.txt"))
+             for block in _blocks.parse(src.read_text(encoding="utf-8"))]
+    ids = [case["id"] for _, case in read_]
     if len(set(ids)) != len(ids):
         raise SystemExit("duplicate case ids")
-    urls = collections.Counter(c["url"] for c in cases)
+    urls = collections.Counter(case["url"] for _, case in read_)
     if any(n > 1 for n in urls.values()):
         raise SystemExit(f"threads used twice: {[u for u, n in urls.items() if n > 1]}")
+    return read_
+
+
+def build(folder: Path, out_name: str, group_prefix: str | None = None) -> None:
+    """Parse every *.src.txt of `folder`, check ids and threads are used once, write `out_name` (JSON Lines)."""
+    cases = [case for _, case in read(folder)]
     with (folder / out_name).open("w", encoding="utf-8") as out:
         for case in cases:
             row = {**case, "group": f"{group_prefix}:{case['reason_group']}"} if group_prefix else case

@@ -10,14 +10,15 @@ decided it).
 from __future__ import annotations
 
 import collections
-import importlib.util
 import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("heldout3_blocks", HERE.parent / "heldout3" / "build.py")
-_blocks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_blocks)
+sys.path.insert(0, str(HERE.parent / "devset"))
+
+from case_blocks import read  # noqa: E402  (heldout3's block parser and label check, ids and threads used once)
+
 RELATIONS = ("seed", "same", "different")
 
 
@@ -33,29 +34,22 @@ def _seed(block: dict, seeds: list[str]) -> str:
 
 def main() -> None:
     cases = []
-    for src in sorted(HERE.glob("*.src.txt")):
-        seeds: dict[str, list[str]] = collections.defaultdict(list)     # stratum -> its seeds' ids, in order
-        for block in _blocks.parse(src.read_text(encoding="utf-8")):
-            stratum = block.get("stratum", "")
-            if block.get("relation") == "seed":
-                seeds[stratum].append(block["id"])
-            case = _blocks.labelled(block)
-            relation, group = block.get("relation", ""), block.get("group", "")
-            if relation not in RELATIONS or not group:
-                raise SystemExit(f"{block['id']}: relation {relation!r} / group {group!r}")
-            if (relation == "same") == (group == block["id"]) and relation != "seed":
-                raise SystemExit(f"{block['id']}: a 'same' report joins its seed's group, a look-alike is its own")
-            cases.append({**case, "group": group, "relation": relation, "seed": _seed(block, seeds[stratum]),
-                          "relation_evidence": block.get("relation_evidence", "")})
+    seeds: dict[str, list[str]] = collections.defaultdict(list)     # stratum -> its seeds' ids, in order
+    for block, case in read(HERE):
+        stratum = block.get("stratum", "")
+        if block.get("relation") == "seed":
+            seeds[stratum].append(block["id"])
+        relation, group = block.get("relation", ""), block.get("group", "")
+        if relation not in RELATIONS or not group:
+            raise SystemExit(f"{block['id']}: relation {relation!r} / group {group!r}")
+        if (relation == "same") == (group == block["id"]) and relation != "seed":
+            raise SystemExit(f"{block['id']}: a 'same' report joins its seed's group, a look-alike is its own")
+        cases.append({**case, "group": group, "relation": relation, "seed": _seed(block, seeds[stratum]),
+                      "relation_evidence": block.get("relation_evidence", "")})
     ids = {c["id"] for c in cases}
-    if len(ids) != len(cases):
-        raise SystemExit("duplicate case ids")
     unknown = [c["id"] for c in cases if c["group"] not in ids]
     if unknown:
         raise SystemExit(f"groups naming no case: {unknown}")
-    urls = collections.Counter(c["url"] for c in cases)
-    if any(n > 1 for n in urls.values()):
-        raise SystemExit(f"threads used twice: {[u for u, n in urls.items() if n > 1]}")
     with (HERE / "cases.jsonl").open("w", encoding="utf-8") as out:
         for case in cases:
             out.write(json.dumps(case, ensure_ascii=False) + "\n")
