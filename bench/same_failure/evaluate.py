@@ -59,22 +59,23 @@ def main() -> None:
     for config in args.grouping_config or [GROUPING_CONFIGS[-1].id]:
         analyses = {c["id"]: analyse_text(c["log"], grouping_config=config) for c in cases}
         for name, field in (("exact fingerprint", "fingerprint"), ("reason cluster", "cluster")):
-            shared = collections.Counter(k for a, b, k in pairs if getattr(analyses[a["id"]], field)
-                                         and getattr(analyses[a["id"]], field) == getattr(analyses[b["id"]], field))
+            keys = {i: getattr(a, field) for i, a in analyses.items()}
+
+            def share_key(a: dict, b: dict, keys=keys) -> bool:
+                return bool(keys[a["id"]]) and keys[a["id"]] == keys[b["id"]]
+
+            shared = collections.Counter(k for a, b, k in pairs if share_key(a, b))
             claimed = shared["one failure"] + shared["judged look-alike"] + shared["across seeds"]
             precision = f"{shared['one failure'] / claimed:.2f} ({shared['one failure']}/{claimed})" if claimed \
                 else "no pair shares a key"
-            family = [(a, b) for a, b, k in pairs if k != "unjudged"
-                      and a["reason_group"].split(":")[0] == b["reason_group"].split(":")[0]]
-            kept = sum(1 for a, b in family if getattr(analyses[a["id"]], field) == getattr(analyses[b["id"]], field)
-                       and getattr(analyses[a["id"]], field))
+            families = "-"
+            if field == "cluster":
+                family = [(a, b) for a, b, k in pairs if k != "unjudged"
+                          and a["reason_group"].split(":")[0] == b["reason_group"].split(":")[0]]
+                families = f"{sum(share_key(a, b) for a, b in family)}/{len(family)}"
             lines.append(f"| {config} | {name} | {shared['one failure']}/{total['one failure']} | "
                          f"{shared['judged look-alike']}/{total['judged look-alike']} | "
-                         f"{shared['across seeds']}/{total['across seeds']} | {precision} | "
-                         f"{kept}/{len(family) if field == 'cluster' else '-'} |" if field == "cluster" else
-                         f"| {config} | {name} | {shared['one failure']}/{total['one failure']} | "
-                         f"{shared['judged look-alike']}/{total['judged look-alike']} | "
-                         f"{shared['across seeds']}/{total['across seeds']} | {precision} | - |")
+                         f"{shared['across seeds']}/{total['across seeds']} | {precision} | {families} |")
     print("\n".join(lines))
 
 
