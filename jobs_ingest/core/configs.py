@@ -56,8 +56,9 @@ class TaggingConfig:
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
     one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
-    launcher_cut: bool = False                         # a log cut in the launcher's own traceback is read by the child's reported exit
-    launcher_cut_last: bool = False                    # ... only where the error printed before the cut says nothing
+    # A log cut in the launcher's own traceback is read by the child's exit the launcher reported: "first" (before
+    # the error the log printed above the cut), "last" (only where that error says nothing), "" (never).
+    launcher_cut: str = ""
 
 
 class UnknownConfig(ValueError):
@@ -436,7 +437,7 @@ TAGGING_CONFIGS += (replace(
               "complete launcher summary is. CPython's CalledProcessError for a child a signal killed ('died with "
               "<Signals.SIGKILL: 9>') is read as that signal. Everything else as in 2026-11p.",
     tagger_version="11+infra8+ml7+lc",
-    launcher_cut=True,
+    launcher_cut="first",
 ),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],
@@ -446,7 +447,7 @@ TAGGING_CONFIGS += (replace(
               "(\"Exception: expected value at line 1 column 1\", then \"failed (exitcode: 1)\") gave way to the "
               "bare exit code. Everything else as in 2026-11q.",
     tagger_version="11+infra8+ml7+l2",
-    launcher_cut_last=True,
+    launcher_cut="last",
 ),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],

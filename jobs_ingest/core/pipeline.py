@@ -239,10 +239,10 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
 
     context = lines[max(0, terminal.start_index - 8):terminal.start_index]
     if terminal.kind == "truncated":
-        first = tagging.launcher_cut and not tagging.launcher_cut_last
-        tag = (first and frameworks.cut_launcher_tag(lines, terminal, Tag)) or frameworks.truncated_tag(
-            lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces, quoted=tagging.pasted_errors)
-        if tagging.launcher_cut_last and tag.category == "unclassified":
+        first = tagging.launcher_cut == "first" and frameworks.cut_launcher_tag(lines, terminal, Tag)
+        tag = first or frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces,
+                                                quoted=tagging.pasted_errors)
+        if tagging.launcher_cut == "last" and tag.category == "unclassified":
             tag = frameworks.cut_launcher_tag(lines, terminal, Tag) or tag
     elif tagging.frameworks:
         tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
