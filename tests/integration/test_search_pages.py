@@ -105,6 +105,7 @@ def test_one_representative_document_per_signature(es, log_dir, engineer):
         return sorted(h["_id"] for h in hits)
 
     assert representatives() == sorted([str(first.pk), str(Failure.objects.get(job__external_id="3").pk)])
+    es.indices.refresh(index=search_index.alias_name(settings.ES_INDEX_PREFIX, search_index.SIGNATURES))
     hits = similar.similar_failures(es, settings.ES_INDEX_PREFIX, (LOGS / "oom-node3.log").read_text())
     assert hits[0].same_fingerprint and hits[0].count == 2  # the signature's counts cover all its failures
 
