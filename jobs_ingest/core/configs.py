@@ -36,6 +36,10 @@ class GroupingConfig:
     # ... read in the failing rank's own lines only, where the launcher prefixes each line with its rank: the lines
     # other ranks printed in between (the same crash on every rank, interleaved at random) change nothing.
     rank_context: bool = False
+    # ... and so is a failure that happened to the program rather than in a frame of it (a native crash, a kill, a
+    # CUDA error printed as text: the lines it printed before), and a launcher's report of a failed child (the
+    # entrypoint the report names). Until now each of these was one signature across every program.
+    program_context: bool = False
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,22 @@ GROUPING_CONFIGS += (replace(
     normaliser_version="9",
     fingerprint=_salted("9"),
     cluster=cluster.cluster_key_v5,
+),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11i",
+    changelog="Exact signatures of failures that happened to a program rather than in a frame of it (#14.4, #14.8): "
+              "a native crash (segmentation fault, abort, bus error, 'Fatal Python error'), a kill (the shell's "
+              "'Killed', the OOM killer's words) and a CUDA error printed as text are told apart, as a failure "
+              "without a user frame is since grouping:2026-11e, by the masked lines the program printed just before "
+              "(its own rank's); a launcher's report of a failed child (torchrun's ChildFailedError, or a log that "
+              "ends on the child's exit) by the entrypoint the report names ('train.py FAILED'). Until now each was "
+              "one signature across every program: 11 segmentation faults of 11 programs shared one. A log that "
+              "holds nothing but the crash line still shares it: nothing else tells its program apart. Reason "
+              "clusters version 5 as in grouping:2026-11h; salted with normaliser version 10.",
+    normaliser_version="10",
+    fingerprint=_salted("10"),
+    program_context=True,
 ),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],

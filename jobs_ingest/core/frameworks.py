@@ -131,6 +131,21 @@ def is_launcher_failure(failure: LogFailure) -> bool:
     return failure.is_wrapper or (failure.kind == "Killed" and "received by PID" in failure.message)
 
 
+# torchrun's summary of a failed job (torch.distributed.elastic ChildFailedError.format_msg) is titled
+# f"{name} FAILED", name being the entrypoint it launched: the one line of it that differs between programs.
+_FAILED_ENTRYPOINT = re.compile(r"^(?P<name>[^\s:=]+) FAILED$")
+
+
+def failed_entrypoint(lines: list[str]) -> str:
+    """The base name of the entrypoint the last launcher summary in the log names as failed ('train.py'), or ''.
+    The base name only: the same program run from another checkout is the same program."""
+    for line in reversed(lines):
+        m = _FAILED_ENTRYPOINT.match(strip_prefixes(line)[0].strip()) if "FAILED" in line else None
+        if m:
+            return m.group("name").replace("\\", "/").rsplit("/", 1)[-1]
+    return ""
+
+
 def launcher_tag(lines: list[str], failure: LogFailure, tag_cls: Callable,
                  patterns: list[re.Pattern] = EXIT_PATTERNS):
     """The tag a launcher's summary supports when no child error was printed, or None (no exit code)."""

@@ -310,8 +310,13 @@ def _location(grouping: GroupingConfig, user, frames, lines: list[str], terminal
     the program printed just before it (a pasted error line alone keeps an empty location: nothing else can
     tell its code apart)."""
     location = grouping.location(user)
-    if location or not grouping.code_context or terminal.kind not in _CODE_KINDS:
-        return location                                  # a kill or a signal happened to the job, not in its code
+    if grouping.program_context and frameworks.is_launcher_failure(terminal):
+        entry = frameworks.failed_entrypoint(lines)      # the launcher's frames are the same for every program
+        if entry:
+            return f"entry:{entry}"
+    kinds = _CODE_KINDS | _PROGRAM_KINDS if grouping.program_context else _CODE_KINDS
+    if location or not grouping.code_context or terminal.kind not in kinds:
+        return location                                  # (before 2026-11i) a kill or a signal: not in the job's code
     if frames:
         inner = frames[-1]
         return f"lib:{inner.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{grouping.location(inner)}"
@@ -326,6 +331,8 @@ def _location(grouping: GroupingConfig, user, frames, lines: list[str], terminal
 
 
 _CODE_KINDS = frozenset({"python", "cpp", "argparse", "lua", "embedded", "truncated"})
+# What happens to a program, not in a frame of it: told apart by what it printed before (program_context).
+_PROGRAM_KINDS = frozenset({"Fatal", "Killed", "OOMKilled", "CudaError"})
 
 
 def _body(line: str) -> str:
@@ -435,6 +442,9 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
             message = f"{message}; the log ends: {tail[-1]}"
         before = tail[:-1] if rule == _NO_FAILURE_RULE else tail
         signature_text = f"{message}\n(after: {' / '.join(before)})" if before else message
+    if grouping.program_context and rule not in (_NO_FAILURE_RULE, _KILLED_RULE):
+        entry = frameworks.failed_entrypoint(read)     # a launcher's report of a child that printed no error
+        signature_text = f"{signature_text}\n(program: {entry})" if entry else signature_text
     category_ = CATEGORIES[category]
     return Analysis(
         found=False, failure_line=lines[evidence_index] if evidence_index is not None else "",
