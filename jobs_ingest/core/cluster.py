@@ -366,3 +366,20 @@ def cluster_message_v5(exception_type: str, message: str) -> str:
 def cluster_key_v5(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 5."""
     return _keyed(CLUSTER_VERSION_5, cluster_message_v5(exception_type, message))
+
+
+CLUSTER_VERSION_6 = "6"
+
+# Version 6 is version 5 with one fix: a *library* that cannot be found, said in prose ("Could not find the library
+# file libcudart.so"), is the loader's reason, not a missing path, as version 3 already reads ENOENT.
+_LIBRARY_FILE = r"(?i:\blibrar(?:y|ies)\b|\bshared object\b|\.(?:so|dll|dylib)\b)"
+CANONICAL_REASONS_V6 = tuple(
+    (re.compile(r"^(?!.*" + _LIBRARY_FILE + r")(?:.*(?:" + pattern.pattern + r"))", re.S)
+     if pattern is _MISSING_PATH_PROSE else pattern, reason)
+    for pattern, reason in CANONICAL_REASONS_V5)
+_CANONICAL_V6 = _CANONICAL_V5
+
+
+def cluster_key_v6(exception_type: str, message: str) -> tuple[str, str]:
+    """(key, cluster message) of version 6."""
+    return _keyed(CLUSTER_VERSION_6, cluster_message_v4(exception_type, message, CANONICAL_REASONS_V6, _CANONICAL_V6))

@@ -75,6 +75,16 @@ def _salted(version: str) -> Callable[[str, str, str], str]:
         exception_type, message, location, version=version)
 
 
+def _salted_statuses(version: str) -> Callable[[str, str, str], str]:
+    """normalise.fingerprint salted with a normaliser version, exit statuses kept (normaliser version 11 on)."""
+    return lambda exception_type, message, location: normalise.fingerprint(
+        exception_type, message, location, version=version, statuses=True)
+
+
+def _masked_keeping_statuses(exception_type: str, message: str) -> str:
+    return normalise.masked_message(exception_type, message, statuses=True)
+
+
 # Oldest first; the last one of each tuple is the default. Never edit a released entry.
 GROUPING_CONFIGS: tuple[GroupingConfig, ...] = (
     GroupingConfig(
@@ -344,6 +354,21 @@ GROUPING_CONFIGS += (replace(
     normaliser_version="10",
     fingerprint=_salted("10"),
     program_context=True,
+),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11j",
+    changelog="Exit statuses kept (normaliser version 11; #14.8): an exit status, a signal number or a Windows NTSTATUS "
+              "code names how a process ended (1; 127, a command not found; -9, killed; 0xC0000005, an access "
+              "violation; 0xC0000374, heap corruption), so it is no longer masked as a number: 'exit code', 'exit "
+              "status', 'exitcode', 'return code', 'non-zero (exit) status', 'signal' followed by a number, and 0xC... "
+              "codes. Until now 'Process finished with exit code -1073741819 (0xC0000005)' and '... (0xC0000374)' "
+              "shared one signature. Reason clusters version 6: version 5, except that a library that cannot be found, "
+              "said in prose ('Could not find the library file libcudart.so'), is no longer a missing path.",
+    normaliser_version="11",
+    masked_message=_masked_keeping_statuses,
+    fingerprint=_salted_statuses("11"),
+    cluster=cluster.cluster_key_v6,
 ),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],

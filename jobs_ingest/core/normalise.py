@@ -64,23 +64,43 @@ def mask(text: str) -> str:
     return text[:MAX_MESSAGE_CHARS]
 
 
+# An exit status, a signal number or a Windows NTSTATUS code names how a process ended (1; 127, a command not found;
+# -9, killed; 0xC0000005, an access violation; 0xC0000374, heap corruption): since normaliser version 11 it is kept,
+# not masked as a number. Written as a placeholder the later substitutions leave alone.
+_STATUS = re.compile(r"\b(?P<word>exit(?:ed)?(?: with)?[ _]?(?:code|status)|exitcode|return[ _]?code|returncode"
+                     r"|non-zero (?:exit )?status|signal)(?P<sep>\s*[:=]?\s*)(?P<num>-?\d+)\b"
+                     r"|\b(?P<nt>0x[Cc][0-9A-Fa-f]{7})\b", re.I)
+
+
+def _status(match: re.Match) -> str:
+    if match.group("nt"):
+        return f"<STATUS_{match.group('nt').upper()}>"
+    return f"{match.group('word')}{match.group('sep')}<STATUS_{match.group('num').replace('-', 'm')}>"
+
+
+def mask_keeping_statuses(text: str) -> str:
+    """mask(), with exit statuses, signal numbers and NTSTATUS codes kept."""
+    return mask(_STATUS.sub(_status, text[:MAX_MESSAGE_CHARS * 4]))
+
+
 def short_type(exception_type: str) -> str:
     """torch.cuda.OutOfMemoryError and torch.OutOfMemoryError are one type across versions."""
     return exception_type.rsplit(".", 1)[-1]
 
 
-def masked_message(exception_type: str, message: str) -> str:
+def masked_message(exception_type: str, message: str, *, statuses: bool = False) -> str:
     first = "\n".join(message.splitlines()[:6])  # long multi-line messages: their head names them
     kind = short_type(exception_type)
-    return f"{kind}: {mask(first)}" if kind else mask(first)
+    masked = mask_keeping_statuses(first) if statuses else mask(first)
+    return f"{kind}: {masked}" if kind else masked
 
 
 def fingerprint(exception_type: str, message: str, user_function: str = "", *,
-                version: str = NORMALISER_VERSION) -> str:
+                version: str = NORMALISER_VERSION, statuses: bool = False) -> str:
     """A stable 16-hex-digit id of the failure. `user_function` is the function of the innermost
     frame of the user's own code (blank when the log has no traceback); `version` salts it per
-    grouping config (configs.py)."""
-    key = "\x1f".join([version, masked_message(exception_type, message), user_function])
+    grouping config (configs.py); `statuses` keeps exit statuses (normaliser version 11 on)."""
+    key = "\x1f".join([version, masked_message(exception_type, message, statuses=statuses), user_function])
     return hashlib.sha256(key.encode("utf-8", errors="replace")).hexdigest()[:16]
 
 
