@@ -187,7 +187,7 @@ def _signatures_for(analyses) -> dict[tuple[str, str], Signature]:
     Signature.objects.bulk_create(
         [Signature(fingerprint=f, normaliser_version=v, exception_type=a.exception_type[:255],
                    masked_message=a.masked_message, category=a.category, cluster=a.cluster,
-                   cluster_message=a.cluster_message) for (f, v), a in wanted.items()],
+                   cluster_message=a.cluster_message, basis=a.signature_basis) for (f, v), a in wanted.items()],
         ignore_conflicts=True)
     query = Q()
     for fingerprint, version in wanted:
@@ -199,6 +199,9 @@ def _signatures_for(analyses) -> dict[tuple[str, str], Signature]:
             Signature.objects.filter(pk=signature.pk, cluster="").update(
                 cluster=analysis.cluster, cluster_message=analysis.cluster_message)
             signature.cluster, signature.cluster_message = analysis.cluster, analysis.cluster_message
+        if not signature.basis and analysis.signature_basis:  # made before bases were recorded
+            Signature.objects.filter(pk=signature.pk, basis="").update(basis=analysis.signature_basis)
+            signature.basis = analysis.signature_basis
     return found
 
 

@@ -100,6 +100,9 @@ class Signature(models.Model):
     # still separates different code; many signatures share one cluster.
     cluster = models.CharField(max_length=64, blank=True, default="", db_default="", db_index=True)
     cluster_message = models.TextField(blank=True, default="", db_default="")
+    # What besides the masked message told the signature apart (core.analysis.BASES): "message" means the message
+    # alone, so failures of different programs may share it and one judgment may not fit them all.
+    basis = models.CharField(max_length=16, blank=True, default="", db_default="")
     category = models.CharField(max_length=32, choices=CATEGORY_CHOICES, db_index=True,
                                 help_text="automatic category of its latest failure")
     confidence = models.FloatField(default=0, help_text="confidence of that automatic category")

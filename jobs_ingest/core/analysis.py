@@ -47,6 +47,20 @@ class Analysis:
     cluster_message: str = ""
     # Learning from triage (judged.py): the judged signature whose category this failure took, or "".
     judged_like: str = ""
+    # What besides the masked message told this signature apart (BASES): a signature grouped by the message alone
+    # may gather failures of different programs, which one triage decision need not fit.
+    signature_basis: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+# signature_basis values, from most to least specific about the code that failed.
+BASES = {
+    "user_code": "the innermost frame of the job's own code",
+    "library_code": "the innermost frame of a library (no frame of the job's own code)",
+    "program_output": "the lines the program printed just before the failure",
+    "entrypoint": "the program a launcher reported as failed",
+    "log_tail": "the log's last lines (no failure was parsed)",
+    "message": "the message alone: failures of different programs may share this signature",
+}

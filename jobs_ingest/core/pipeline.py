@@ -222,7 +222,7 @@ def _as_infrastructure(analysis: Analysis, finding: infra.InfraFinding, lines: l
         message = finding.evidence.strip()[:MAX_MESSAGE_CHARS]
         changes.update(failure_line=line, failure_line_number=line_offset + finding.evidence_index + 1,
                        exception_type="", message=message, masked_message=grouping.masked_message("", message),
-                       fingerprint=grouping.fingerprint("", message, grouping.location(None)))
+                       fingerprint=grouping.fingerprint("", message, grouping.location(None)), signature_basis="message")
     return dataclasses.replace(analysis, **changes)
 
 
@@ -276,6 +276,7 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
     if terminal.kind == "argparse" and not stages.hook_stage(lines, terminal.start_index):
         stage = "initialization"  # arguments are parsed at start-up
     message = terminal.message[:MAX_MESSAGE_CHARS]
+    location = _location(grouping, user, frames, lines, terminal)
     return _with_capture(Analysis(
         found=True,
         failure_line=lines[terminal.line_index],
@@ -296,11 +297,21 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         tagger_version=tagging.tagger_version,
         tagging_config=tagging.id,
         masked_message=grouping.masked_message(terminal.exception_type, message),
-        fingerprint=grouping.fingerprint(terminal.exception_type, message,
-                                         _location(grouping, user, frames, lines, terminal)),
+        fingerprint=grouping.fingerprint(terminal.exception_type, message, location),
         normaliser_version=grouping.normaliser_version,
         grouping_config=grouping.id,
+        signature_basis=_basis(location, user),
     ), lines)
+
+
+def _basis(location: str, user) -> str:
+    """The signature_basis of a location _location made (Analysis.BASES)."""
+    if not location:
+        return "message"
+    if user is not None:
+        return "user_code"
+    kind = location.split(":", 1)[0]
+    return {"lib": "library_code", "entry": "entrypoint"}.get(kind, "program_output")
 
 
 def _location(grouping: GroupingConfig, user, frames, lines: list[str], terminal: LogFailure) -> str:
@@ -434,7 +445,7 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         if closer is not None:
             evidence_index, tag, message = closer
             category, rule, confidence = tag.category, tag.rule, tag.confidence
-    signature_text = message
+    signature_text, basis = message, "message"
     if grouping.tail_fingerprint and rule in (_NO_FAILURE_RULE, _KILLED_RULE):
         # Not one shared "no failure" signature: the log's own last words tell such failures apart.
         tail = meaningful_tail(read)
@@ -442,9 +453,10 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
             message = f"{message}; the log ends: {tail[-1]}"
         before = tail[:-1] if rule == _NO_FAILURE_RULE else tail
         signature_text = f"{message}\n(after: {' / '.join(before)})" if before else message
+        basis = "log_tail" if tail else basis
     if grouping.program_context and rule not in (_NO_FAILURE_RULE, _KILLED_RULE):
         entry = frameworks.failed_entrypoint(read)     # a launcher's report of a child that printed no error
-        signature_text = f"{signature_text}\n(program: {entry})" if entry else signature_text
+        signature_text, basis = (f"{signature_text}\n(program: {entry})", "entrypoint") if entry else (signature_text, basis)
     category_ = CATEGORIES[category]
     return Analysis(
         found=False, failure_line=lines[evidence_index] if evidence_index is not None else "",
@@ -456,7 +468,7 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         tagger_version=tagging.tagger_version, tagging_config=tagging.id,
         masked_message=grouping.masked_message(exception_type, signature_text),
         fingerprint=grouping.fingerprint(exception_type, signature_text, grouping.location(None)),
-        normaliser_version=grouping.normaliser_version, grouping_config=grouping.id,
+        normaliser_version=grouping.normaliser_version, grouping_config=grouping.id, signature_basis=basis,
     )
 
 

@@ -97,3 +97,20 @@ def test_program_context_changes_signatures_only():
     old, new = analyse_text(log, grouping_config=OLD), analyse_text(log, grouping_config=NEW)
     assert (new.category, new.rule, new.message, new.cluster) == (old.category, old.rule, old.message, old.cluster)
     assert (old.normaliser_version, new.normaliser_version) == ("9", "10")
+
+
+def test_the_signature_basis_says_what_told_the_signature_apart():
+    from jobs_ingest.core.analysis import BASES
+
+    def basis(log):
+        return analyse_text(log, grouping_config=NEW).signature_basis
+    assert basis("starting epoch 1\nSegmentation fault (core dumped)\n") == "program_output"
+    assert basis("Segmentation fault (core dumped)\n") == "message"
+    assert basis('Traceback (most recent call last):\n  File "train.py", line 3, in main\n    f()\nValueError: x\n') == "user_code"
+    assert basis('Traceback (most recent call last):\n  File "/usr/lib/python3/site-packages/torch/nn/functional.py", '
+                 'line 3, in pad\n    f()\nValueError: x\n') == "library_code"
+    assert basis(pasted("train_gpt.py", "node-1", 7)) == "entrypoint"
+    assert basis(summary("train_gpt.py", "node-1", 7).split("ChildFailedError:\n", 1)[1]) == "entrypoint"
+    assert basis("epoch 1 done\nsaving the model\n") == "log_tail"
+    assert basis("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n") == "message"
+    assert set(BASES) == {"user_code", "library_code", "program_output", "entrypoint", "log_tail", "message"}
