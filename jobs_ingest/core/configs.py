@@ -505,6 +505,16 @@ TAGGING_CONFIGS += (replace(
     tagger_version="12+infra8+ml7+l2",
     tag=tagger.RULES_V12.tag,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11t",
+    changelog="Infrastructure rules version 9: a node's syslog record with an RFC 3339 timestamp, as journalctl's "
+              "short-iso and rsyslog's file format write it ('2024-05-02T11:00:00+0000 dgx-07 kernel: NVRM: Xid "
+              "...'), names its host, as the classic 'May  2 11:00:00 dgx-07 kernel:' record has since version 6. "
+              "Everything else as in 2026-11s.",
+    tagger_version="12+infra9+ml7+l2",
+    infra_rules=infra.INFRA_V9,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

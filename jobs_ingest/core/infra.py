@@ -256,6 +256,8 @@ class InfraRules:
     collector_hosts: bool = False       # version 7: hosts are read from the lines as the parser reads them, plus the
                                         # node a collector's prefix names on a failure line (nodes.prefix_hosts); the
                                         # evidence line is quoted without a launcher's rank prefix
+    iso_syslog_hosts: bool = False      # version 9: ... and a syslog record with an RFC 3339 timestamp (journalctl's
+                                        # short-iso, rsyslog's file format) names its host too
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
                scheduler_state: str | None = None, host_lines: list[str] | None = None) -> InfraFinding | None:
@@ -300,8 +302,8 @@ class InfraRules:
         """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
         the parser reads them (a json-file record's text, say), with the node a collector's prefix names."""
         if not self.collector_hosts:
-            return tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts))
-        found = hosts_in(tail, syslog_hosts=self.syslog_hosts)
+            return tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts))
+        found = hosts_in(tail, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts)
         for parsed, stored in zip(tail, host_tail) if host_tail is not tail else ():
             if parsed != stored and is_failure_line(parsed):
                 found += [h for h in prefix_hosts(stored) if h not in found]
@@ -494,4 +496,6 @@ _KEYWORDS_V8 = _KEYWORDS_V6 + ("failure detected by watchdog", "entire process d
                                "out of retries", "api_core.exceptions", "retryerror", "server error", "huggingface.co",
                                "hf.co")
 INFRA_V8 = replace(INFRA_V7, version="8", rules=INFRA_V7.rules + _RULES_V8_ADDED, keywords=_KEYWORDS_V8)
+# Version 9 (tagging:2026-11t): the same rules; a node's syslog record with an RFC 3339 timestamp names its host.
+INFRA_V9 = replace(INFRA_V8, version="9", iso_syslog_hosts=True)
 

@@ -113,6 +113,12 @@ _NAMED = [re.compile(p) for p in [
 # Any program's syslog record ("Dec 17 16:03:58Z <host> start-worker ...", "Mon dd hh:mm:ss host prog[pid]: ..."): the
 # field after the timestamp is the host that logged it, read only on a failure line (infrastructure rules >= 6).
 _SYSLOG_ANY = re.compile(r"^\w{3} +\d{1,2} \d\d:\d\d:\d\dZ? (" + _HOST + r") [\w./-]+(?:\[\d+\])?:? ")
+# The same record with an RFC 3339 timestamp, as `journalctl -o short-iso` / `short-iso-precise` and rsyslog's
+# RSYSLOG_FileFormat write it ("2024-05-02T11:00:00+0000 dgx-07 kernel: NVRM: Xid ..."): read with infrastructure
+# rules >= 9. The 'T' and the zone are required: a program's logging line ("2024-05-02 11:00:00,123 INFO root: ...")
+# has neither, and its level is no host.
+_SYSLOG_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) (" + _HOST
+                         + r") [\w./-]+(?:\[\d+\])?: ")
 # The node a collector's line prefix names (read with infrastructure rules >= 7, where the parser reads the line
 # without it): SageMaker's Open MPI tag "[1,mpirank:3,algo-2]<stderr>:", Ray's "(RayTrainWorker pid=12, ip=10.0.0.5)"
 # or "(raylet, ip=10.0.0.5)", pdsh's "node2: ". A pod's name (kubectl --prefix) is no node.
@@ -148,7 +154,7 @@ _RAY_ACTOR_IP = re.compile(r"^\s+ip: ([0-9A-Fa-f:.]+|" + _HOST + r")\s*$")
 _RAY_FIELDS = 8
 
 
-def hosts_in(lines: list[str], *, syslog_hosts: bool = False) -> list[str]:
+def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: bool = False) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
     Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
@@ -161,6 +167,8 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False) -> list[str]:
         if _FAILURE_LINE.search(line):
             hosts += _hosts_of_line(line)
             if syslog_hosts and (m := _SYSLOG_ANY.match(line)):
+                hosts += [h for h in [_clean(m.group(1))] if h]
+            if iso_syslog_hosts and (m := _SYSLOG_ISO.match(line)):
                 hosts += [h for h in [_clean(m.group(1))] if h]
 
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)

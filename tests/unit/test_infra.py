@@ -155,7 +155,9 @@ def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
 
 
 def test_the_newest_tagging_config_uses_the_newest_infrastructure_rules():
-    assert configs.tagging_config().infra_rules is INFRA_V8
+    from jobs_ingest.core.infra import INFRA_V9
+    assert configs.tagging_config().infra_rules is INFRA_V9
+    assert configs.tagging_config("tagging:2026-11s").infra_rules is INFRA_V8
     assert configs.tagging_config("tagging:2026-11l").infra_rules is INFRA_V7
     assert configs.tagging_config("tagging:2026-11j").infra_rules is INFRA_V6
     assert configs.tagging_config("tagging:2026-11i").infra_rules is INFRA_V5
@@ -452,6 +454,19 @@ def test_a_syslog_record_names_the_host_that_logged_it():
     assert INFRA_V6.detect([notice]).hosts == ("gpu-node-4",) and INFRA_V5.detect([notice]) is None
 
 
+def test_version_9_reads_the_host_of_a_syslog_record_with_an_iso_timestamp():
+    from jobs_ingest.core.infra import INFRA_V8, INFRA_V9
+    from jobs_ingest.core.nodes import hosts_in
+    xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
+    for stamp in ("2024-05-02T11:00:00+0000", "2024-05-02T11:00:00.123456+00:00", "2024-05-02T11:00:00Z"):
+        line = f"{stamp} dgx-a100-07 kernel: {xid}"
+        assert INFRA_V9.detect([line]).hosts == ("dgx-a100-07",), stamp
+        assert INFRA_V8.detect([line]).hosts == () and INFRA_V9.detect([line]).category == INFRA_V8.detect([line]).category
+    # a program's own logging line has no 'T' and no zone: its level or logger is no host
+    for line in ("2024-05-02 11:00:00,123 ERROR root: NCCL timeout on rank 3", "2024-05-02T11:00:00 WARNING trainer: x failed"):
+        assert hosts_in([line], syslog_hosts=True, iso_syslog_hosts=True) == []
+
+
 def _heldout_figures(rules):
     cases = (_cases("heldout") + _cases("heldout", FIXTURES_HELDOUT2) + _cases("heldout", FIXTURES_HELDOUT3)
              + _cases("heldout", FIXTURES_HELDOUT4))
@@ -463,7 +478,8 @@ def _heldout_figures(rules):
     kept = [c for c in lookalikes if findings[c["file"]] is None]
     from jobs_ingest.core.nodes import hosts_in
     with_hosts = [c for c in cases if c.get("hosts")]
-    hosts_ok = [c for c in with_hosts if set(c["hosts"]) <= set(hosts_in(_lines(c), syslog_hosts=rules.syslog_hosts))]
+    hosts_ok = [c for c in with_hosts if set(c["hosts"]) <= set(hosts_in(_lines(c), syslog_hosts=rules.syslog_hosts,
+                                                                         iso_syslog_hosts=rules.iso_syslog_hosts))]
     return {
         "infrastructure_detected": (len(infra_ok), len(infra_cases)),
         "infrastructure_right_category": (len(category_ok), len(infra_cases)),
