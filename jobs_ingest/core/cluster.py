@@ -377,9 +377,8 @@ CANONICAL_REASONS_V6 = tuple(
     (re.compile(r"^(?!.*" + _LIBRARY_FILE + r")(?:.*(?:" + pattern.pattern + r"))", re.S)
      if pattern is _MISSING_PATH_PROSE else pattern, reason)
     for pattern, reason in CANONICAL_REASONS_V5)
-_CANONICAL_V6 = _CANONICAL_V5
 
 
 def cluster_key_v6(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 6."""
-    return _keyed(CLUSTER_VERSION_6, cluster_message_v4(exception_type, message, CANONICAL_REASONS_V6, _CANONICAL_V6))
+    return _keyed(CLUSTER_VERSION_6, cluster_message_v4(exception_type, message, CANONICAL_REASONS_V6, _CANONICAL_V5))

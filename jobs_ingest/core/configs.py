@@ -10,6 +10,7 @@ docs/grouping-configs.md explains how to add one.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable
 
 from . import cluster, infra, normalise, tagger
@@ -69,20 +70,10 @@ class UnknownConfig(ValueError):
     pass
 
 
-def _salted(version: str) -> Callable[[str, str, str], str]:
-    """normalise.fingerprint salted with a normaliser version."""
+def _salted(version: str, *, statuses: bool = False) -> Callable[[str, str, str], str]:
+    """normalise.fingerprint salted with a normaliser version (exit statuses kept from version 11 on)."""
     return lambda exception_type, message, location: normalise.fingerprint(
-        exception_type, message, location, version=version)
-
-
-def _salted_statuses(version: str) -> Callable[[str, str, str], str]:
-    """normalise.fingerprint salted with a normaliser version, exit statuses kept (normaliser version 11 on)."""
-    return lambda exception_type, message, location: normalise.fingerprint(
-        exception_type, message, location, version=version, statuses=True)
-
-
-def _masked_keeping_statuses(exception_type: str, message: str) -> str:
-    return normalise.masked_message(exception_type, message, statuses=True)
+        exception_type, message, location, version=version, statuses=statuses)
 
 
 # Oldest first; the last one of each tuple is the default. Never edit a released entry.
@@ -366,8 +357,8 @@ GROUPING_CONFIGS += (replace(
               "shared one signature. Reason clusters version 6: version 5, except that a library that cannot be found, "
               "said in prose ('Could not find the library file libcudart.so'), is no longer a missing path.",
     normaliser_version="11",
-    masked_message=_masked_keeping_statuses,
-    fingerprint=_salted_statuses("11"),
+    masked_message=partial(normalise.masked_message, statuses=True),
+    fingerprint=_salted("11", statuses=True),
     cluster=cluster.cluster_key_v6,
 ),)
 TAGGING_CONFIGS += (replace(

@@ -456,7 +456,8 @@ def _without_failure(lines, line_offset, exit_code, signal, killed, grouping: Gr
         basis = "log_tail" if tail else basis
     if grouping.program_context and rule not in (_NO_FAILURE_RULE, _KILLED_RULE):
         entry = frameworks.failed_entrypoint(read)     # a launcher's report of a child that printed no error
-        signature_text, basis = (f"{signature_text}\n(program: {entry})", "entrypoint") if entry else (signature_text, basis)
+        if entry:
+            signature_text, basis = f"{signature_text}\n(program: {entry})", "entrypoint"
     category_ = CATEGORIES[category]
     return Analysis(
         found=False, failure_line=lines[evidence_index] if evidence_index is not None else "",
