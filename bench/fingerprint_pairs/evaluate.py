@@ -2,12 +2,12 @@
 """Exact-fingerprint precision from blind pair judgments (#14): of the pairs of logs from different threads that
 share an exact fingerprint, the share two judges both call the same failure (PROTOCOL.md).
 
-    .venv/bin/python bench/fingerprint_pairs/evaluate.py [--grouping-config ID ...] [--markdown]
+    .venv/bin/python bench/fingerprint_pairs/evaluate.py [--grouping-config ID ...]     # Markdown on stdout
 
 Pure (no servers). Each pair was judged by two of the judges in judgments/. A pair is one failure when both said
 `same` (strict) or when either did (lenient). Intervals: Wilson over pairs, and a bootstrap that resamples whole
-fingerprints, since the pairs of one fingerprint are not independent. Under another grouping config, pairs that
-share a fingerprint there but were never judged are counted and left out.
+fingerprints, since the pairs of one fingerprint are not independent. Under another grouping config, pairs of the
+judged logs that share a fingerprint there but were never judged are counted and left out.
 """
 from __future__ import annotations
 
@@ -89,12 +89,15 @@ def lenient(v: list[str]) -> bool:
     return any(x == "same" for x in v)
 
 
+def same_reason(v: list[str]) -> bool:
+    return all(x in ("same", "same_reason") for x in v)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--key", type=Path, default=HERE / "key.jsonl")
     parser.add_argument("--judgments", type=Path, default=HERE / "judgments")
     parser.add_argument("--grouping-config", nargs="*", default=None, help="default: the newest")
-    parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     key = [json.loads(line) for line in args.key.open(encoding="utf-8")]
     verdicts = judgments(args.judgments)
@@ -116,7 +119,6 @@ def main() -> None:
              "Verdict pairs: " + ", ".join(f"{'+'.join(v)} {n}" for v, n in counts.most_common()), "",
              "| grouping config | pairs | one failure (both judges) | one failure (either judge) | same reason at least (both) | unjudged pairs sharing the key |",
              "|---|---|---|---|---|---|"]
-    reason = lambda v: all(x in ("same", "same_reason") for x in v)  # noqa: E731
     for config in args.grouping_config or [GROUPING_CONFIGS[-1].id]:
         ids = sorted({(f, i) for k in key for f, i in zip(k["files"], (k["a"], k["b"]))})
         fingerprints = {side: analyse_text(logs[side], grouping_config=config).fingerprint for side in ids}
@@ -132,7 +134,7 @@ def main() -> None:
         for scope, chosen in (("all", sharing), ("with an untuned log", [s for s in sharing if s[2]["out_of_sample"]])):
             rows = [(pair, v) for pair, v, _ in chosen]
             lines.append(f"| {config} ({scope}) | {len(rows)} | {share(rows, strict, groups)} | "
-                         f"{share(rows, lenient, groups)} | {share(rows, reason)} | "
+                         f"{share(rows, lenient, groups)} | {share(rows, same_reason)} | "
                          f"{unjudged if scope == 'all' else ''} |")
     decoys = [(k["kind"], verdicts[k["pair"]]) for k in key if k["kind"] != "fingerprint"]
     lines += ["", "Decoys (chosen under grouping:2026-11h, judged in the same file):", "",
@@ -140,7 +142,7 @@ def main() -> None:
     for kind in ("cluster_only", "label_only"):
         rows = [(kind, v) for k, v in decoys if k == kind]
         lines.append(f"| {kind.replace('_', ' ')} | {len(rows)} | {share(rows, strict)} | {share(rows, lenient)} | "
-                     f"{share(rows, reason)} |")
+                     f"{share(rows, same_reason)} |")
     strata_path = args.key.with_name(args.key.stem + ".strata.json")
     if strata_path.exists():
         lines += ["", *estimate(key, verdicts, json.loads(strata_path.read_text(encoding="utf-8")))]
@@ -152,7 +154,6 @@ def estimate(key: list[dict], verdicts: dict[str, list[str]], sizes: dict, round
     whole pool: every pair of the pool is in one stratum (shares the fingerprint; shares the cluster only; shares
     the labelled category only; shares neither, taken as never the same reason), and a stratum's judged sample
     stands for all its pairs. Intervals: a bootstrap of the judged pairs within each stratum."""
-    reason = lambda v: all(x in ("same", "same_reason") for x in v)  # noqa: E731
     samples = {kind: [verdicts[k["pair"]] for k in key if k["kind"] == kind]
                for kind in ("fingerprint", "cluster_only", "label_only")}
 
@@ -164,7 +165,7 @@ def estimate(key: list[dict], verdicts: dict[str, list[str]], sizes: dict, round
 
     rng, rows = random.Random(0), []
     # Against "one failure" no decoy was judged so (0 of 80), and a bootstrap of zero counts gives no interval.
-    for name, one in (("the same reason (both judges)", reason),):
+    for name, one in (("the same reason (both judges)", same_reason),):
         draws = [figures({k: rng.choices(v, k=len(v)) for k, v in samples.items()}, one) for _ in range(rounds)]
         bounds = [(column[int(0.025 * rounds)], column[int(0.975 * rounds) - 1]) for column in map(sorted, zip(*draws))]
         rows.append(f"| {name} | " + " | ".join(f"{p:.3f} [{lo:.3f}-{hi:.3f}]"
