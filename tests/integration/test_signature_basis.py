@@ -37,3 +37,15 @@ def test_a_signature_made_before_bases_gets_one(transactional_db, log_dir):
     Signature.objects.filter(pk=first.pk).update(basis="")
     again = ingest("a2", "loading shards\nSegmentation fault (core dumped)\n")
     assert again.pk == first.pk and again.basis == "program_output"
+
+
+def test_the_job_page_says_why_its_failure_was_grouped(transactional_db, log_dir, client):
+    signature = ingest("c1", 'Traceback (most recent call last):\n  File "/home/ann/train.py", line 9, in main\n'
+                             "    step()\nValueError: learning rate must be positive\n")
+    alone = ingest("a1", "Segmentation fault (core dumped)\n")
+    client.force_login(User.objects.create_superuser("root"))
+    job = signature.failures.get().job_id
+    page = client.get(reverse("job-detail", args=[job])).content.decode()
+    assert "by the innermost frame of the job&#x27;s own code." in page and "message alone" not in page
+    page = client.get(reverse("job-detail", args=[alone.failures.get().job_id])).content.decode()
+    assert "Grouped by the message alone" in page

@@ -1,5 +1,7 @@
 from django import template
 
+from jobs_ingest.core.analysis import BASES
+
 register = template.Library()
 
 
@@ -11,3 +13,9 @@ def hours(seconds) -> str:
     except (TypeError, ValueError):
         return "—"
     return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+
+
+@register.filter
+def basis_text(basis: str) -> str:
+    """What besides its masked message told a signature apart (Signature.basis), in words; "" if not recorded."""
+    return BASES.get(basis or "", "")

@@ -8,7 +8,6 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from jobs_ingest.core.analysis import BASES
 from jobs_ingest.core.taxonomy import CATEGORIES, ROOT_CAUSES
 from jobs_ingest.models import Signature
 from triage import effective, services
@@ -45,7 +44,6 @@ def render_signature(request, signature: Signature, *, status: int = 200, **form
         "excerpt": excerpt(latest) if latest else [],
         "history": signature.judgment_events.select_related("user", "failure__job")[:200],
         "can_triage": can_triage(request.user), "states": SignatureTriage.State,
-        "basis": BASES.get(signature.basis, ""),
     }
     for extra in EXTRA_CONTEXT:
         context.update(extra(request, signature, triage))
