@@ -62,5 +62,6 @@ BASES = {
     "program_output": "the lines the program printed just before the failure",
     "entrypoint": "the program a launcher reported as failed",
     "log_tail": "the log's last lines (no failure was parsed)",
+    "platform_line": "the platform's failure line alone: the same platform fault on any job",
     "message": "the message alone: failures of different programs may share this signature",
 }

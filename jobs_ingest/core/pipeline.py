@@ -222,7 +222,8 @@ def _as_infrastructure(analysis: Analysis, finding: infra.InfraFinding, lines: l
         message = finding.evidence.strip()[:MAX_MESSAGE_CHARS]
         changes.update(failure_line=line, failure_line_number=line_offset + finding.evidence_index + 1,
                        exception_type="", message=message, masked_message=grouping.masked_message("", message),
-                       fingerprint=grouping.fingerprint("", message, grouping.location(None)), signature_basis="message")
+                       fingerprint=grouping.fingerprint("", message, grouping.location(None)),
+                       signature_basis="platform_line")
     return dataclasses.replace(analysis, **changes)
 
 
