@@ -10,6 +10,7 @@ Released rule sets (INFRA_V1, ...) never change; a tagging config names the one 
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 from dataclasses import dataclass, replace
@@ -301,9 +302,10 @@ class InfraRules:
     def _hosts(self, tail: list[str], host_tail: list[str]) -> tuple[str, ...]:
         """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
         the parser reads them (a json-file record's text, say), with the node a collector's prefix names."""
+        read = functools.partial(hosts_in, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts)
         if not self.collector_hosts:
-            return tuple(hosts_in(host_tail, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts))
-        found = hosts_in(tail, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts)
+            return tuple(read(host_tail))
+        found = read(tail)
         for parsed, stored in zip(tail, host_tail) if host_tail is not tail else ():
             if parsed != stored and is_failure_line(parsed):
                 found += [h for h in prefix_hosts(stored) if h not in found]

@@ -166,10 +166,9 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: 
         hosts = _assigned_hosts(line) if "node" in line.lower() or "host" in line.lower() else []
         if _FAILURE_LINE.search(line):
             hosts += _hosts_of_line(line)
-            if syslog_hosts and (m := _SYSLOG_ANY.match(line)):
-                hosts += [h for h in [_clean(m.group(1))] if h]
-            if iso_syslog_hosts and (m := _SYSLOG_ISO.match(line)):
-                hosts += [h for h in [_clean(m.group(1))] if h]
+            for read, syslog in ((syslog_hosts, _SYSLOG_ANY), (iso_syslog_hosts, _SYSLOG_ISO)):
+                if read and (m := syslog.match(line)):
+                    hosts += [h for h in [_clean(m.group(1))] if h]
 
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
