@@ -119,10 +119,10 @@ def main() -> None:
              "Verdict pairs: " + ", ".join(f"{'+'.join(v)} {n}" for v, n in counts.most_common()), "",
              "| grouping config | pairs | one failure (both judges) | one failure (either judge) | same reason at least (both) | unjudged pairs sharing the key |",
              "|---|---|---|---|---|---|"]
+    ids = sorted({(f, i) for k in key for f, i in zip(k["files"], (k["a"], k["b"]))})
+    judged_sides = {frozenset(((k["files"][0], k["a"]), (k["files"][1], k["b"]))) for k in key}
     for config in args.grouping_config or [GROUPING_CONFIGS[-1].id]:
-        ids = sorted({(f, i) for k in key for f, i in zip(k["files"], (k["a"], k["b"]))})
         fingerprints = {side: analyse_text(logs[side], grouping_config=config).fingerprint for side in ids}
-        judged_sides = {frozenset(((k["files"][0], k["a"]), (k["files"][1], k["b"]))) for k in key}
         sharing = [(k["pair"], verdicts[k["pair"]], k) for k in key
                    if fingerprints[(k["files"][0], k["a"])] == fingerprints[(k["files"][1], k["b"])]]
         by_fp = collections.defaultdict(list)
