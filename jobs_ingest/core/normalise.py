@@ -13,6 +13,7 @@ signatures are keyed by (fingerprint, normaliser_version).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -50,6 +51,8 @@ def _mask_path(match: re.Match) -> str:
     return f"<PATH>/{base}" if base else "<PATH>"
 
 
+# Cached: an analysis masks its message for the signature, the fingerprint and the cluster.
+@functools.lru_cache(maxsize=512)
 def mask(text: str) -> str:
     """The message with its variable parts replaced by placeholders, whitespace folded."""
     text = text[:MAX_MESSAGE_CHARS * 4]

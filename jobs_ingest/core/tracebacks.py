@@ -6,6 +6,7 @@ ended the job.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -131,6 +132,9 @@ def strip_launcher_prefixes(line: str) -> str:
     return _strip_repeated(line, LAUNCHER_PREFIX, 3)
 
 
+# Cached: the evidence pass and the cut-traceback pass read the same lines (the last 400, where a log is longer),
+# and a training log repeats its lines; 1,024 lines of at most 4,000 characters bound the cache.
+@functools.lru_cache(maxsize=1024)
 def strip_prefixes(line: str) -> tuple[str, str, str]:
     """(body, level, rank) of a log line, with launcher and logger prefixes removed."""
     rank = ""
