@@ -506,6 +506,19 @@ TAGGING_CONFIGS += (replace(
     tagger_version="12+infra9+ml7+l2",
     infra_rules=infra.INFRA_V9,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11u",
+    changelog="Infrastructure rules version 10, from the producers' sources: a pod's node that stopped answering "
+              "(the Kubernetes node lifecycle controller's reason NodeNotReady) is node loss; the reports that name a "
+              "failed node in their own words name it as a suspect whatever their level word (Ray's 'The node with "
+              "node id: ... and address: A and node name: N has been marked dead', Open MPI's 'noticed that process "
+              "rank R with PID P on node N exited on signal S', 'Node N status is now: NodeNotReady'), and so do the "
+              "lines where a scheduler placed the job ('Successfully assigned ns/pod to N', Slurm's BatchHost=N). "
+              "Everything else as in 2026-11t. Stamp shortened to fit 16 characters.",
+    tagger_version="12+i10+ml7+l2",
+    infra_rules=infra.INFRA_V10,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -10,7 +10,6 @@ Released rule sets (INFRA_V1, ...) never change; a tagging config names the one 
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import re
 from dataclasses import dataclass, replace
@@ -259,6 +258,9 @@ class InfraRules:
                                         # evidence line is quoted without a launcher's rank prefix
     iso_syslog_hosts: bool = False      # version 9: ... and a syslog record with an RFC 3339 timestamp (journalctl's
                                         # short-iso, rsyslog's file format) names its host too
+    failed_node_reports: bool = False   # version 10: ... and the reports that name a failed node in their own words (Ray's
+                                        # dead node, Open MPI's "on node X exited on signal", NodeNotReady), and where
+                                        # the scheduler placed the job (nodes.hosts_in)
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
                scheduler_state: str | None = None, host_lines: list[str] | None = None) -> InfraFinding | None:
@@ -299,10 +301,15 @@ class InfraRules:
             return None
         return finding
 
+    def hosts_in(self, lines: list[str]) -> list[str]:
+        """The hosts these rules read in failure lines (nodes.hosts_in with this version's forms)."""
+        return hosts_in(lines, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts,
+                        failed_node_reports=self.failed_node_reports)
+
     def _hosts(self, tail: list[str], host_tail: list[str]) -> tuple[str, ...]:
         """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
         the parser reads them (a json-file record's text, say), with the node a collector's prefix names."""
-        read = functools.partial(hosts_in, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts)
+        read = self.hosts_in
         if not self.collector_hosts:
             return tuple(read(host_tail))
         found = read(tail)
@@ -501,3 +508,14 @@ INFRA_V8 = replace(INFRA_V7, version="8", rules=INFRA_V7.rules + _RULES_V8_ADDED
 # Version 9 (tagging:2026-11t): the same rules; a node's syslog record with an RFC 3339 timestamp names its host.
 INFRA_V9 = replace(INFRA_V8, version="9", iso_syslog_hosts=True)
 
+
+# ------------------------------------------------------------------------------------------ version 10
+# Version 10 (tagging:2026-11u), from the producers' sources, not from any log we hold: a pod's node that stopped
+# answering, as the Kubernetes node lifecycle controller records it on the pod and on the node (reason NodeNotReady:
+# "Node is not ready", "Node %s status is now: NodeNotReady"); and the hosts of the reports that name a failed node in
+# their own words, and of the lines where a scheduler placed the job (nodes.hosts_in, failed_node_reports).
+_RULES_V10_ADDED: list[tuple[str, str, float, re.Pattern]] = [
+    ("infra.k8s_node_not_ready", "node_lost", 0.8, re.compile(r"\bNodeNotReady\b")),
+]
+INFRA_V10 = replace(INFRA_V9, version="10", rules=INFRA_V9.rules + _RULES_V10_ADDED,
+                    keywords=INFRA_V9.keywords + ("nodenotready",), failed_node_reports=True)

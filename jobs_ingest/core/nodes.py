@@ -145,6 +145,21 @@ _FAILURE_LINE = re.compile(
     r"error|fail|warn|timed? ?out|cancel|xid|abort|lost|refused|reset|closed|not responding|exception|"
     r"killed|terminat|unresponsive|NCCL WARN|got completion|^\s*(?:\[\w+\]:)?\s*host\s*:", re.I)
 _NOT_HOSTS = {"localhost", "localhost.localdomain", "none", "null", "unknown", "nan"}
+# Read with infrastructure rules >= 10: reports whose own words say a node failed, so they name it whatever their level
+# word, each from its producer's source. Ray's GCS when a node misses its health checks ("The node with node id: %s and
+# address: %s and node name: %s has been marked dead because the detector has missed too many heartbeats from it",
+# gcs_node_manager.cc): the address and the name; Open MPI's and PRRTE's launcher ("%s noticed that process rank %lu
+# with PID %lu on node %s exited on signal %d", help-orterun.txt / help-prun.txt); the Kubernetes node controller's
+# event "Node %s status is now: NodeNotReady" (node_lifecycle_controller.go).
+_FAILED_NODE_REPORTS = [re.compile(p) for p in [
+    r"\bThe node with node id:? \S+ and address: ([0-9A-Fa-f:.]+|" + _HOST + r") and node name: ([0-9A-Fa-f:.]+|" + _HOST
+    + r") has been marked dead\b",
+    r"\bnoticed that process rank \d+ with PID \d+ on node (" + _HOST + r") exited on signal\b",
+    r"\bNode (" + _HOST + r") status is now: NodeNotReady\b",
+]]
+# ... and where a scheduler names the node it placed the job on, on any line: kube-scheduler's "Scheduled" event
+# ("Successfully assigned %v/%v to %v", schedule_one.go) and Slurm's `scontrol show job` field BatchHost.
+_ASSIGNED_V10 = re.compile(r"\bSuccessfully assigned [\w.-]+/[\w.-]+ to (" + _HOST + r")|\bBatchHost=(" + _HOST + r")")
 
 
 # Ray's actor-death error lists the dead actor's fields under its first line, its node's address among them
@@ -154,7 +169,8 @@ _RAY_ACTOR_IP = re.compile(r"^\s+ip: ([0-9A-Fa-f:.]+|" + _HOST + r")\s*$")
 _RAY_FIELDS = 8
 
 
-def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: bool = False) -> list[str]:
+def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: bool = False,
+             failed_node_reports: bool = False) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
     Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
@@ -170,6 +186,10 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: 
                 if read and (m := syslog.match(line)):
                     hosts += [h for h in [_clean(m.group(1))] if h]
 
+        if failed_node_reports:
+            for pattern in (*_FAILED_NODE_REPORTS, _ASSIGNED_V10):
+                for m in pattern.finditer(line):
+                    hosts += [h for h in map(_clean, filter(None, m.groups())) if h]
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
             hosts += [h for h in [_clean(m.group(1))] if h]

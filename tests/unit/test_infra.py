@@ -155,8 +155,9 @@ def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
 
 
 def test_the_newest_tagging_config_uses_the_newest_infrastructure_rules():
-    from jobs_ingest.core.infra import INFRA_V9
-    assert configs.tagging_config().infra_rules is INFRA_V9
+    from jobs_ingest.core.infra import INFRA_V9, INFRA_V10
+    assert configs.tagging_config().infra_rules is INFRA_V10
+    assert configs.tagging_config("tagging:2026-11t").infra_rules is INFRA_V9
     assert configs.tagging_config("tagging:2026-11s").infra_rules is INFRA_V8
     assert configs.tagging_config("tagging:2026-11l").infra_rules is INFRA_V7
     assert configs.tagging_config("tagging:2026-11j").infra_rules is INFRA_V6
@@ -467,6 +468,42 @@ def test_version_9_reads_the_host_of_a_syslog_record_with_an_iso_timestamp():
         assert hosts_in([line], syslog_hosts=True, iso_syslog_hosts=True) == []
 
 
+@pytest.mark.parametrize("lines, hosts", [
+    # Ray's GCS (gcs_node_manager.cc), as a driver's warning and as the raylet's own line with no level word
+    (["2023-03-03 05:15:30,774 WARNING worker.py:1866 -- The node with node id: 9426f44574cc and address: 10.130.0.113"
+      " and node name: gpu-node-2 has been marked dead because the detector has missed too many heartbeats from it."],
+     ("10.130.0.113", "gpu-node-2")),
+    (["(raylet) The node with node id: 9426f and address: 10.130.0.113 and node name: 10.130.0.113 has been marked dead"
+      " because the detector has missed too many heartbeats from it."], ("10.130.0.113",)),
+    # the Kubernetes node lifecycle controller's event, and the scheduler's placement in the same `kubectl describe`
+    (["  Normal   Scheduled     40m  default-scheduler  Successfully assigned ml/train-0 to gpu-node-3",
+      "  Warning  NodeNotReady  2m   node-controller    Node is not ready"], ("gpu-node-3",)),
+    (["Node gpu-node-3 status is now: NodeNotReady"], ("gpu-node-3",)),
+    # Slurm's `scontrol show job` field beside a node failure, and Open MPI's launcher (help-orterun.txt)
+    (["   BatchHost=gpu-07", "81           train.sh        gpu   NODE_FAIL      1:0"], ("gpu-07",)),
+    (["NCCL WARN NET/IB : Got completion from peer 10.0.0.9<41234> with error 12, opcode 0",
+      "mpirun noticed that process rank 3 with PID 4242 on node gpu-node-9 exited on signal 6 (Aborted)."],
+     ("10.0.0.9", "gpu-node-9")),
+])
+def test_version_10_names_the_node_a_failure_report_or_a_scheduler_names(lines, hosts):
+    from jobs_ingest.core.infra import INFRA_V9, INFRA_V10
+    found, before = INFRA_V10.detect(lines), INFRA_V9.detect(lines)
+    assert found is not None and found.retry_advice.startswith("retry") and set(found.hosts) == set(hosts)
+    if before is not None:   # version 9 found the failure but not every node
+        assert set(before.hosts) < set(hosts) and before.category == found.category
+
+
+def test_version_10_reads_node_not_ready_as_node_loss_and_a_ready_node_as_nothing():
+    from jobs_ingest.core.infra import INFRA_V9, INFRA_V10
+    line = "  Warning  NodeNotReady  2m  node-controller  Node is not ready"
+    assert (INFRA_V10.detect([line]).category, INFRA_V10.detect([line]).rule) == ("node_lost", "infra.k8s_node_not_ready")
+    assert INFRA_V9.detect([line]) is None
+    assert INFRA_V10.detect(["Node gpu-node-3 status is now: NodeReady"]) is None
+    from jobs_ingest.core.nodes import hosts_in
+    assert hosts_in(["Node gpu-node-3 status is now: NodeReady"], failed_node_reports=True) == []
+    assert hosts_in(["Successfully assigned ml/train-0 to gpu-node-3"]) == []   # before version 10
+
+
 def _heldout_figures(rules):
     cases = (_cases("heldout") + _cases("heldout", FIXTURES_HELDOUT2) + _cases("heldout", FIXTURES_HELDOUT3)
              + _cases("heldout", FIXTURES_HELDOUT4))
@@ -476,10 +513,8 @@ def _heldout_figures(rules):
     infra_ok = [c for c in infra_cases if findings[c["file"]] and findings[c["file"]].retry_advice.startswith("retry")]
     category_ok = [c for c in infra_ok if findings[c["file"]].category == c["expected_category_hint"]]
     kept = [c for c in lookalikes if findings[c["file"]] is None]
-    from jobs_ingest.core.nodes import hosts_in
     with_hosts = [c for c in cases if c.get("hosts")]
-    hosts_ok = [c for c in with_hosts if set(c["hosts"]) <= set(hosts_in(_lines(c), syslog_hosts=rules.syslog_hosts,
-                                                                         iso_syslog_hosts=rules.iso_syslog_hosts))]
+    hosts_ok = [c for c in with_hosts if set(c["hosts"]) <= set(rules.hosts_in(_lines(c)))]
     return {
         "infrastructure_detected": (len(infra_ok), len(infra_cases)),
         "infrastructure_right_category": (len(category_ok), len(infra_cases)),
