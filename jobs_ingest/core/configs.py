@@ -519,6 +519,17 @@ TAGGING_CONFIGS += (replace(
     tagger_version="12+i10+ml7+l2",
     infra_rules=infra.INFRA_V10,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11v",
+    changelog="Rules version 13: a network that did not answer in the C library's words ('[Errno 113] No route to "
+              "host', ENETUNREACH, ETIMEDOUT, EHOSTDOWN) is said plainly as unclassified (retry), no longer the OSError "
+              "default path_not_found (do not retry). Infrastructure rules version 11: '[Errno 121] Remote I/O error' "
+              "(EREMOTEIO) is storage, as EIO is. Everything else as in 2026-11u.",
+    tagger_version="13+i11+ml7+l2",
+    tag=tagger.RULES_V13.tag,
+    infra_rules=infra.INFRA_V11,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -288,7 +288,8 @@ class InfraRules:
         finding = self._best(tail, offset, host_tail)
         if finding is None:
             return None
-        if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error", "infra.disk_quota"):
+        if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error", "infra.disk_quota",
+                                                                "infra.remote_io_error"):
             if self.lookalikes.search(text):
                 return None
             if finding.category in _ECHO_PRONE and self.program_exception.search(text):
@@ -519,3 +520,11 @@ _RULES_V10_ADDED: list[tuple[str, str, float, re.Pattern]] = [
 ]
 INFRA_V10 = replace(INFRA_V9, version="10", rules=INFRA_V9.rules + _RULES_V10_ADDED,
                     keywords=INFRA_V9.keywords + ("nodenotready",), failed_node_reports=True)
+# Version 11 (tagging:2026-11v): EREMOTEIO in glibc's words ("[Errno 121] Remote I/O error"), the I/O error a remote
+# or network block store returns, read as version 1 reads EIO ("[Errno 5] Input/output error"): storage, retry once it
+# recovers, with the same look-alike guard.
+INFRA_V11 = replace(INFRA_V10, version="11",
+                    rules=INFRA_V10.rules + [("infra.remote_io_error", "storage", 0.8,
+                                              re.compile(r"\[Errno 121\]|\bRemote I/O error\b|\bEREMOTEIO\b", re.I))],
+                    keywords=INFRA_V10.keywords + ("errno 121", "remote i/o error", "eremoteio"))
+

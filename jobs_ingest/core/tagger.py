@@ -944,3 +944,17 @@ class RuleSetV12(RuleSetV9):
 
 
 RULES_V12 = RuleSetV12("12", RULES_V12_ADDED + RULES_V11.message_rules, TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 13
+# Tagging config "tagging:2026-11v". A network that did not answer, in the C library's words (glibc's strerror for
+# ENETUNREACH 101, ETIMEDOUT 110, EHOSTDOWN 112, EHOSTUNREACH 113, as Python's OSError prints them): before, an OSError
+# with no other rule took its type's default, path_not_found with "do not retry", which is wrong advice for an outage.
+# None of the 20 categories fits, and whether a platform's network failed or a node has no route out is not in the
+# line: said plainly as unclassified (retry), so no model guesses a category. Where the infrastructure rules know the
+# sender (NCCL's socket, c10d's store), they still decide after the tag.
+RULES_V13_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    ("unclassified.network_unreachable", "unclassified", 0.3,
+     r"\[Errno (?:101|110|112|113)\]|\bNetwork is unreachable\b|\bNo route to host\b|\bHost is down\b"),
+]]
+RULES_V13 = RuleSetV12("13", RULES_V13_ADDED + RULES_V12.message_rules, TYPE_DEFAULTS_V10)
