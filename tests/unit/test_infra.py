@@ -549,6 +549,8 @@ def _heldout_figures(rules):
 # documentation): all four slices unchanged, 32/39, 19/22, 10/13.
 # Measured once on 2026-11-28 (session 16) with INFRA_V10 (frozen in d90ba73; NodeNotReady, failed-node reports and
 # scheduler placements, from the producers' sources): all four slices unchanged, 32/39, 19/22, 10/13.
+# Measured once on 2026-11-28 (session 16) with INFRA_V11 (frozen in 361bd02; EREMOTEIO as storage): unchanged, 32/39,
+# 19/22, 10/13.
 # Below the issue's targets, so expected to fail until rules improve from new dev evidence (never from these).
 @pytest.mark.xfail(reason="held-out figures below issue #15's targets (see comment above)", strict=False)
 @pytest.mark.skipif(not _cases("heldout"), reason="no held-out fixtures")
