@@ -310,10 +310,9 @@ class InfraRules:
     def _hosts(self, tail: list[str], host_tail: list[str]) -> tuple[str, ...]:
         """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
         the parser reads them (a json-file record's text, say), with the node a collector's prefix names."""
-        read = self.hosts_in
         if not self.collector_hosts:
-            return tuple(read(host_tail))
-        found = read(tail)
+            return tuple(self.hosts_in(host_tail))
+        found = self.hosts_in(tail)
         for parsed, stored in zip(tail, host_tail) if host_tail is not tail else ():
             if parsed != stored and is_failure_line(parsed):
                 found += [h for h in prefix_hosts(stored) if h not in found]
@@ -527,4 +526,3 @@ INFRA_V11 = replace(INFRA_V10, version="11",
                     rules=INFRA_V10.rules + [("infra.remote_io_error", "storage", 0.8,
                                               re.compile(r"\[Errno 121\]|\bRemote I/O error\b|\bEREMOTEIO\b", re.I))],
                     keywords=INFRA_V10.keywords + ("errno 121", "remote i/o error", "eremoteio"))
-
