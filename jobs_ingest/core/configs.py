@@ -530,6 +530,18 @@ TAGGING_CONFIGS += (replace(
     tag=tagger.RULES_V13.tag,
     infra_rules=infra.INFRA_V11,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11w",
+    changelog="Infrastructure rules version 12, from NVIDIA's own texts, for a node whose GPUs cannot be used: an "
+              "NVSwitch's fatal SXid ('nvidia-nvswitch0: SXid (PCI:...): 24007, Fatal, ...'; non-fatal ones are not "
+              "failures), the driver's kernel module and user-space library of different versions ('Failed to "
+              "initialize NVML: Driver/library version mismatch'), nvidia-smi unable to reach a GPU ('Unable to "
+              "determine the device handle for GPU...: Unknown Error'): gpu_hardware, retry on other nodes. Everything "
+              "else as in 2026-11v.",
+    tagger_version="13+i12+ml7+l2",
+    infra_rules=infra.INFRA_V12,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -526,3 +526,19 @@ INFRA_V11 = replace(INFRA_V10, version="11",
                     rules=INFRA_V10.rules + [("infra.remote_io_error", "storage", 0.8,
                                               re.compile(r"\[Errno 121\]|\bRemote I/O error\b|\bEREMOTEIO\b", re.I))],
                     keywords=INFRA_V10.keywords + ("errno 121", "remote i/o error", "eremoteio"))
+# Version 12 (tagging:2026-11w), from NVIDIA's own texts, for a node whose GPUs cannot be used: an NVSwitch's fatal
+# error as the driver logs it ("nvidia-nvswitch%d: SXid (PCI:%s): %05d, Fatal, ...", the Fabric Manager user guide's
+# SXid catalogue; "Non-fatal" ones are not failures); the kernel module and the user-space driver of different versions
+# after an upgrade without a reboot (nvidia-smi's "Failed to initialize NVML: Driver/library version mismatch",
+# nvidia-container-cli's "nvml error: driver/library version mismatch", NVML's "NVML/RM version mismatch"); nvidia-smi
+# unable to reach a GPU that stopped answering ("Unable to determine the device handle for GPU%s: Unknown Error").
+# All retry on other nodes.
+_RULES_V12_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    ("infra.nvswitch_fatal_sxid", "gpu_hardware", 0.85, r"\bSXid \(PCI:[0-9A-Fa-f:.]+\): \d+, Fatal\b"),
+    ("infra.gpu_device_handle_lost", "gpu_hardware", 0.8,
+     r"\bUnable to determine the device handle for GPU ?[0-9A-Fa-f:.]*: Unknown Error\b"),
+    ("infra.nvml_driver_mismatch", "gpu_hardware", 0.7, r"\bDriver/library version mismatch\b|\bNVML/RM version mismatch\b"),
+]]
+INFRA_V12 = replace(INFRA_V11, version="12", rules=INFRA_V11.rules + _RULES_V12_ADDED,
+                    keywords=INFRA_V11.keywords + ("sxid", "device handle", "version mismatch"))
+

@@ -1,6 +1,7 @@
 """Rules version 13 and infrastructure rules version 11 (tagging:2026-11v): a network that did not answer is said
 plainly, not read as a missing path; a remote I/O error is storage. Messages are the C library's (glibc strerror) as
-Python's OSError prints them, with made-up names; the released 2026-11u is unchanged."""
+Python's OSError prints them, with made-up names; the released 2026-11u is unchanged. Infrastructure rules version 12
+(tagging:2026-11w): NVIDIA's texts for a node whose GPUs cannot be used."""
 import pytest
 
 from jobs_ingest.core import analyse_text
@@ -43,3 +44,29 @@ def test_a_remote_io_error_is_storage():
     # the look-alike guard of EIO applies: a data loader's shared memory, not the store
     shm = "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n" + log
     assert analyse_text(shm, tagging_config=NEW).dimension != "infrastructure"
+
+
+@pytest.mark.parametrize("log, rule", [
+    # NVIDIA's driver, as the node's syslog records an NVSwitch's fatal error (Fabric Manager's SXid catalogue)
+    ("Jan  3 10:00:00 dgx-3 kernel: nvidia-nvswitch2: SXid (PCI:0000:0b:00.0): 24007, Fatal, Link 44 sourcetrack TCEN0"
+     " crumbstore ECC DBE Err\n", "infra.nvswitch_fatal_sxid"),
+    # the kernel module and the user-space driver of different versions: nvidia-smi, nvidia-container-cli
+    ("Failed to initialize NVML: Driver/library version mismatch\n", "infra.nvml_driver_mismatch"),
+    ("docker: Error response from daemon: failed to create shim task: OCI runtime create failed\n"
+     "nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown\n",
+     "infra.nvml_driver_mismatch"),
+    # nvidia-smi cannot reach a GPU that stopped answering
+    ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n", "infra.gpu_device_handle_lost"),
+])
+def test_infrastructure_rules_version_12_read_a_node_whose_gpus_cannot_be_used(log, rule):
+    new = analyse_text(log, tagging_config="tagging:2026-11w")
+    assert (new.category, new.rule, new.retry_advice) == ("gpu_hardware", rule, "retry_other_nodes")
+    assert new.tagger_version == "13+i12+ml7+l2"
+    assert analyse_text(log, tagging_config=NEW).dimension != "infrastructure"   # released 2026-11v, unchanged
+    if "dgx-3" in log:
+        assert new.suspect_nodes == ("dgx-3",)
+
+
+def test_a_non_fatal_nvswitch_error_is_no_failure():
+    line = "kernel: nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error\n"
+    assert analyse_text(line, tagging_config="tagging:2026-11w").dimension != "infrastructure"
