@@ -68,11 +68,11 @@ def _required(items) -> frozenset[str] | None:
     return best
 
 
-class _WordGate:
-    """A compiled pattern searched only where one of its required words is."""
+class WordGate:
+    """A pattern (anything with `search`) searched only in texts that hold one of `words`."""
     __slots__ = ("words", "pattern")
 
-    def __init__(self, words: tuple[str, ...], pattern: re.Pattern):
+    def __init__(self, words: tuple[str, ...], pattern):
         self.words, self.pattern = words, pattern
 
     def search(self, text: str):
@@ -82,7 +82,7 @@ class _WordGate:
         return None
 
 
-class _OneWordGate(_WordGate):
+class _OneWordGate(WordGate):
     __slots__ = ()
 
     def search(self, text: str):
@@ -95,4 +95,4 @@ def gated(pattern: re.Pattern):
     if not words:
         return pattern
     ordered = tuple(sorted(words, key=lambda w: (-len(w), w)))
-    return (_OneWordGate if len(ordered) == 1 else _WordGate)(ordered, pattern)
+    return (_OneWordGate if len(ordered) == 1 else WordGate)(ordered, pattern)

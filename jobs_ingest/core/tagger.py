@@ -633,18 +633,9 @@ ARGUMENT_WORDS = ("illegal_argument.argument_words", "illegal_argument", 0.75, _
 _NESTED_TYPE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (.+)", re.S)
 
 
-class _Gated:
-    """A compiled rule searched only in texts that hold one of its words (found by a fast literal alternation): the
-    named-path family scans for path tokens, which is slow over text that cannot match."""
-
-    def __init__(self, words: re.Pattern, pattern: re.Pattern):
-        self.words, self.pattern = words, pattern
-
-    def search(self, text: str):
-        return self.pattern.search(text) if self.words.search(text) else None
-
-
-_NOT_FOUND_GATE = re.compile(r"not found|exist|find|found|locat|missing")   # on lower-cased text
+# The named-path family scans for path tokens, which is slow over text that cannot match: it is searched only in
+# (lower-cased) texts that say something is missing, a gate of chosen words on top of its own literal gate.
+_MISSING_GATE_WORDS = ("not found", "exist", "find", "found", "locat", "missing")   # on lower-cased text
 
 
 class RuleSetV7(RuleSetV5):
@@ -653,7 +644,7 @@ class RuleSetV7(RuleSetV5):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._rules = [(rule, _Gated(_NOT_FOUND_GATE, fast) if rule[0] == PATH_MISSING[0] else fast)
+        self._rules = [(rule, literals.WordGate(_MISSING_GATE_WORDS, fast) if rule[0] == PATH_MISSING[0] else fast)
                        for rule, fast in self._rules]
 
     def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
