@@ -178,6 +178,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(
 _PRIORITY = ["gpu_hardware", "preempted", "node_lost", "storage", "collective_communication", "network_rendezvous"]
 # Consequences of another rank's crash as often as causes: a program failure in the tail outranks them.
 _ECHO_PRONE = {"collective_communication", "network_rendezvous"}
+# Storage errors a program's own set-up also causes (a full /dev/shm, a worker's bus error): the look-alike guard too.
+_GUARDED_STORAGE_RULES = frozenset({"infra.disk_full", "infra.io_error", "infra.disk_quota", "infra.remote_io_error"})
 
 # Prefilter: every match of a rule above contains one of these lowercase literals, and substring search
 # is far cheaper than regexes, so most failed jobs' tails cost one lower() and these `in` tests.
@@ -288,8 +290,7 @@ class InfraRules:
         finding = self._best(tail, offset, host_tail)
         if finding is None:
             return None
-        if finding.category in _ECHO_PRONE or finding.rule in ("infra.disk_full", "infra.io_error", "infra.disk_quota",
-                                                                "infra.remote_io_error"):
+        if finding.category in _ECHO_PRONE or finding.rule in _GUARDED_STORAGE_RULES:
             if self.lookalikes.search(text):
                 return None
             if finding.category in _ECHO_PRONE and self.program_exception.search(text):

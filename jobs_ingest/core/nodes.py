@@ -184,15 +184,14 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: 
             hosts += _hosts_of_line(line)
             for read, syslog in ((syslog_hosts, _SYSLOG_ANY), (iso_syslog_hosts, _SYSLOG_ISO)):
                 if read and (m := syslog.match(line)):
-                    hosts += [h for h in [_clean(m.group(1))] if h]
-
+                    hosts += _cleaned([m.group(1)])
         if failed_node_reports:
             for pattern in (*_FAILED_NODE_REPORTS, _ASSIGNED_V10):
                 for m in pattern.finditer(line):
-                    hosts += [h for h in map(_clean, filter(None, m.groups())) if h]
+                    hosts += _cleaned(filter(None, m.groups()))
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
-            hosts += [h for h in [_clean(m.group(1))] if h]
+            hosts += _cleaned([m.group(1)])
         for host in hosts:
             if host not in found:
                 found.append(host)
@@ -221,7 +220,12 @@ def _assigned_hosts(line: str) -> list[str]:
                 continue  # a garbled list names no node we could trust
         else:
             hosts.append(m.group(2) or m.group(3) or m.group(4))
-    return [h for h in (_clean(h) for h in hosts) if h and h.lower() not in ("(null)", "none")]
+    return [h for h in _cleaned(hosts) if h.lower() not in ("(null)", "none")]
+
+
+def _cleaned(names) -> list[str]:
+    """The names that are hosts, cleaned (_clean), in order."""
+    return [h for h in map(_clean, names) if h]
 
 
 def _hosts_of_line(line: str) -> list[str]:
