@@ -8,6 +8,7 @@ never changes what a rule finds (tests/unit/test_literals.py checks that on ever
 """
 from __future__ import annotations
 
+import functools
 import re
 
 try:                                   # the parser of the `re` module (Python 3.11+); older names as a fallback
@@ -20,6 +21,7 @@ _REPEATS = {_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", _c.MA
 _ATOMIC = getattr(_c, "ATOMIC_GROUP", None)
 
 
+@functools.lru_cache(maxsize=None)   # each released rule set repeats most of the one before: 851 rules, 125 patterns
 def required_words(pattern: str, flags: int = 0) -> frozenset[str] | None:
     """Literal strings one of which every match of `pattern` contains, or None when none can be named (or the
     pattern ignores case somewhere, where a literal would not be exact)."""
