@@ -542,6 +542,20 @@ TAGGING_CONFIGS += (replace(
     tagger_version="13+i12+ml7+l2",
     infra_rules=infra.INFRA_V12,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11x",
+    changelog="Rules version 14: an OSError whose errno names no path is no longer the OSError default path_not_found "
+              "(do not retry): a per-process limit ('[Errno 24] Too many open files'), a port in use, a connection "
+              "refused or dropped and any other such errno are said plainly as unclassified, ENOSYS/EOPNOTSUPP is "
+              "not_implemented; Ray's memory monitor ('killed due to the node running low on memory') and a full "
+              "/dev/shm in PyTorch's shared-memory tensors are cpu_oom, no longer gpu_oom or nothing. Infrastructure "
+              "rules version 13: PyTorch's NCCL heartbeat monitor timeout (collective), Open MPI's lost remote daemon "
+              "with its node, Ray's NodeDiedError (node lost). Everything else as in 2026-11w.",
+    tagger_version="14+i13+ml7+l2",
+    tag=tagger.RULES_V14.tag,
+    infra_rules=infra.INFRA_V13,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

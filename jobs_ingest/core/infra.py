@@ -263,6 +263,7 @@ class InfraRules:
     failed_node_reports: bool = False   # version 10: ... and the reports that name a failed node in their own words (Ray's
                                         # dead node, Open MPI's "on node X exited on signal", NodeNotReady), and where
                                         # the scheduler placed the job (nodes.hosts_in)
+    lost_daemon_hosts: bool = False     # version 13: ... and the node of the daemon Open MPI's launcher lost
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
                scheduler_state: str | None = None, host_lines: list[str] | None = None) -> InfraFinding | None:
@@ -306,7 +307,7 @@ class InfraRules:
     def hosts_in(self, lines: list[str]) -> list[str]:
         """The hosts these rules read in failure lines (nodes.hosts_in with this version's forms)."""
         return hosts_in(lines, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts,
-                        failed_node_reports=self.failed_node_reports)
+                        failed_node_reports=self.failed_node_reports, lost_daemon_hosts=self.lost_daemon_hosts)
 
     def _hosts(self, tail: list[str], host_tail: list[str]) -> tuple[str, ...]:
         """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
@@ -543,3 +544,19 @@ _RULES_V12_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, r
 INFRA_V12 = replace(INFRA_V11, version="12", rules=INFRA_V11.rules + _RULES_V12_ADDED,
                     keywords=INFRA_V11.keywords + ("sxid", "device handle", "version mismatch"))
 
+# Version 13 (tagging:2026-11x), from the producers' own texts, none from a log we hold:
+# - PyTorch's ProcessGroupNCCL heartbeat monitor, when the watchdog itself stopped making progress ("Heartbeat monitor
+#   timed out! Process will be terminated after dumping debug info."), which version 8 read only in its exit message
+#   ("ProcessGroupNCCL's watchdog got stuck for N seconds"): a collective that hangs, as a watchdog timeout is;
+# - Open MPI's and PRRTE's launcher losing a node's daemon ("ORTE has lost communication with a remote daemon.",
+#   help-errmgr-base.txt: "usually due to either a failure of the TCP network connection to the node, or possibly an
+#   internal failure of the daemon itself"), with the lost daemon's node named below it (nodes.hosts_in);
+# - Ray's NodeDiedError ("Indicates that the node is either dead or unreachable", ray/exceptions.py).
+_RULES_V13_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    ("infra.nccl_heartbeat_timeout", "collective_communication", 0.75, r"\bHeartbeat monitor timed out!"),
+    ("infra.mpi_daemon_lost", "node_lost", 0.7, r"\b(?:ORTE|PRTE) has lost communication with a remote daemon\b"),
+    ("infra.ray_node_died_error", "node_lost", 0.8, r"\bNodeDiedError\b"),
+]]
+INFRA_V13 = replace(INFRA_V12, version="13", rules=INFRA_V12.rules + _RULES_V13_ADDED,
+                    keywords=INFRA_V12.keywords + ("heartbeat monitor", "lost communication", "nodediederror"),
+                    lost_daemon_hosts=True)

@@ -160,6 +160,10 @@ _FAILED_NODE_REPORTS = [re.compile(p) for p in [
 # ... and where a scheduler names the node it placed the job on, on any line: kube-scheduler's "Scheduled" event
 # ("Successfully assigned %v/%v to %v", schedule_one.go) and Slurm's `scontrol show job` field BatchHost.
 _ASSIGNED_V10 = re.compile(r"\bSuccessfully assigned [\w.-]+/[\w.-]+ to (" + _HOST + r")|\bBatchHost=(" + _HOST + r")")
+# Read with infrastructure rules >= 13: the daemon Open MPI's and PRRTE's launcher lost ("ORTE has lost communication
+# with a remote daemon." followed by "  Remote daemon: [[%s],%s] on node %s", help-errmgr-base.txt); the HNP daemon
+# line above it names the launching node, which did not fail.
+_LOST_DAEMON = re.compile(r"^\s*Remote daemon\s*: \S+ on node (" + _HOST + r")\s*$")
 
 
 # Ray's actor-death error lists the dead actor's fields under its first line, its node's address among them
@@ -170,7 +174,7 @@ _RAY_FIELDS = 8
 
 
 def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: bool = False,
-             failed_node_reports: bool = False) -> list[str]:
+             failed_node_reports: bool = False, lost_daemon_hosts: bool = False) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
     Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
@@ -189,6 +193,8 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: 
             for pattern in (*_FAILED_NODE_REPORTS, _ASSIGNED_V10):
                 for m in pattern.finditer(line):
                     hosts += _cleaned(filter(None, m.groups()))
+        if lost_daemon_hosts and "daemon" in line and (m := _LOST_DAEMON.match(line)):
+            hosts += _cleaned([m.group(1)])
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
             hosts += _cleaned([m.group(1)])

@@ -949,3 +949,53 @@ RULES_V13_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
      r"\[Errno (?:101|110|112|113)\]|\bNetwork is unreachable\b|\bNo route to host\b|\bHost is down\b"),
 ]]
 RULES_V13 = RuleSetV12("13", RULES_V13_ADDED + RULES_V12.message_rules, TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 14
+# Tagging config "tagging:2026-11x". Each rule from its producer's own text, none from a log we hold.
+# First, two host-memory failures that the GPU rules read as GPU memory or not at all:
+RULES_V14_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # Ray's memory monitor (ray/exceptions.py OutOfMemoryError, "the node is running out of memory"): "Task was killed
+    # due to the node running low on memory.", "1 worker(s) were killed due to the node running low on memory". Host
+    # memory, not the GPU's, whatever the class is called.
+    ("cpu_oom.ray_memory_monitor", "cpu_oom", 0.9, r"\bkilled due to the node running low on memory\b"),
+    # PyTorch's shared-memory tensors (aten MapAllocator: "unable to open shared memory object <%s> in read-write mode:
+    # %s (%d)", "unable to write to file <%s>: %s (%d)", "unable to mmap %d bytes from file <%s>: %s (%d)") when
+    # /dev/shm is full: the data loader's shared memory, as "insufficient shared memory (shm)" already is.
+    ("cpu_oom.torch_shared_memory_full", "cpu_oom", 0.85,
+     r"\bunable to (?:open shared memory object|write to file|mmap \d+ bytes from file) <[^>\n]{1,200}>[^\n]{0,40}?: "
+     r"No space left on device \(28\)"),
+]]
+# Then, after every other message rule and before the type defaults: an OSError whose errno says what failed, in the
+# C library's words (glibc strerror, as Python prints "[Errno N] text"). Before, an OSError no rule knew took its type's
+# default, path_not_found with "do not retry", even when its errno names no path. Errnos that name a path (ENOENT,
+# ENOTDIR, EISDIR, EEXIST, ENOTEMPTY, EXDEV, ENAMETOOLONG, ELOOP, ENXIO, ENODEV) keep that default; the ones rules
+# already read (EPERM, EACCES, EROFS, ENOMEM, EINVAL, the network's 101/110/112/113) and the storage errnos the
+# infrastructure rules read keep their rules.
+RULES_V14_LAST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # A system call that this kernel or file system does not provide (ENOSYS 38, EOPNOTSUPP 95): "Function not
+    # implemented" (HDF5's file lock on a network file system), "Operation not supported".
+    ("not_implemented.errno_unsupported", "not_implemented", 0.6,
+     r"\[Errno (?:38|95)\]|\bFunction not implemented\b|\bOperation not supported\b"),
+    # A per-process or system limit (EMFILE 24, ENFILE 23, EAGAIN 11, ENOBUFS 105; Python's "can't start new thread"):
+    # none of the 20 categories fits; said plainly, so no model guesses one.
+    ("unclassified.os_resource_limit", "unclassified", 0.3,
+     r"\[Errno (?:11|23|24|105)\]|\bToo many open files\b|\bResource temporarily unavailable\b"
+     r"|\bNo buffer space available\b|\bcan't start new thread\b"),
+    # A port or address this host cannot bind (EADDRINUSE 98, EADDRNOTAVAIL 99): usually another run on the same port.
+    ("unclassified.address_in_use", "unclassified", 0.3,
+     r"\[Errno (?:98|99)\]|\bAddress already in use\b|\bCannot assign requested address\b"),
+    # A connection refused, dropped or never made (ECONNREFUSED 111, EPIPE 32, ENETDOWN 100, ENETRESET 102,
+    # ECONNABORTED 103, ENOTCONN 107, ESHUTDOWN 108) or a name that did not resolve (getaddrinfo's EAI_NONAME -2 and
+    # EAI_AGAIN -3): whether the peer, the network or the job's own address is at fault is not in the line.
+    ("unclassified.connection_failed", "unclassified", 0.3,
+     r"\[Errno (?:32|100|102|103|107|108|111|-2|-3)\]|\bConnection refused\b|\bBroken pipe\b|\bNetwork is down\b"
+     r"|\bSoftware caused connection abort\b|\bTransport endpoint is not connected\b"
+     r"|\bCannot send after transport endpoint shutdown\b|\bTemporary failure in name resolution\b"
+     r"|\bName or service not known\b"),
+    # Any other errno that names no path (ESRCH, EINTR, EBADF, EBUSY, ETXTBSY, EFBIG, ERANGE...): an OSError, but not a
+    # missing file; said plainly.
+    ("unclassified.os_errno", "unclassified", 0.25,
+     r"\[Errno (?!(?:2|6|17|18|19|20|21|36|39|40)\])\d+\]"),
+]]
+RULES_V14 = RuleSetV12("14", RULES_V14_FIRST + RULES_V13.message_rules + RULES_V14_LAST, TYPE_DEFAULTS_V10)
