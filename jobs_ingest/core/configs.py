@@ -556,6 +556,18 @@ TAGGING_CONFIGS += (replace(
     tag=tagger.RULES_V14.tag,
     infra_rules=infra.INFRA_V13,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11y",
+    changelog="Rules version 15, common producers' texts that no labelled log we hold contains: HDF5's lock on a file "
+              "system without locks is not_implemented, not a missing file; 'unknown encoding: X' is "
+              "unexpected_encoding; a driver older than PyTorch's CUDA and a PyTorch build without NCCL are "
+              "library_not_found; TF 1 graph APIs under eager execution and a view of a non-contiguous tensor are "
+              "framework_api_misuse; a tar or YAML file its reader cannot parse is corrupt_data; an HTTP read "
+              "that timed out is said plainly. Everything else as in 2026-11x.",
+    tagger_version="15+i13+ml7+l2",
+    tag=tagger.RULES_V15.tag,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -999,3 +999,43 @@ RULES_V14_LAST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(
      r"\[Errno (?!(?:2|6|17|18|19|20|21|36|39|40)\])\d+\]"),
 ]]
 RULES_V14 = RuleSetV12("14", RULES_V14_FIRST + RULES_V13.message_rules + RULES_V14_LAST, TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 15
+# Tagging config "tagging:2026-11y". Common producers' texts that no labelled log we hold contains, each read as the
+# taxonomy reads its kind: justified by the producer's text alone, as issue #14.7 asks of a rule with few examples.
+RULES_V15_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # HDF5's file lock (h5py: "Unable to open file (unable to lock file, errno = 38, error message = 'Function not
+    # implemented')"): a file system without locks (NFS, Lustre) is unsupported, not a missing file; errno 11 is another
+    # process holding the lock, said plainly. Before the path rules, which read "Unable to open file".
+    ("not_implemented.hdf5_lock_unsupported", "not_implemented", 0.8, r"\bunable to lock file, errno = (?:38|95)\b"),
+    ("unclassified.hdf5_file_locked", "unclassified", 0.3, r"\bunable to lock file, errno = 11\b"),
+]]
+RULES_V15_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # CPython's codec registry (codecs.lookup: "unknown encoding: utf8mb4"): text in an encoding Python cannot read.
+    ("unexpected_encoding.unknown_encoding", "unexpected_encoding", 0.85, r"\bunknown encoding: \S"),
+    # A driver older than PyTorch's CUDA ("The NVIDIA driver on your system is too old (found version %d)"), as the CUDA
+    # runtime's "CUDA driver version is insufficient" already is; a PyTorch build without a backend ("Distributed
+    # package doesn't have NCCL built in"), as "Torch not compiled with CUDA enabled" already is.
+    ("library_not_found.gpu_driver_or_build", "library_not_found", 0.85,
+     r"NVIDIA driver on your system is too old|Distributed package doesn't have (?:NCCL|MPI|Gloo) built in"),
+    # TF 1 graph APIs under TF 2's eager execution ("tf.placeholder() is not compatible with eager execution.",
+    # "tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape instead."), and PyTorch's
+    # view of a non-contiguous tensor ("view size is not compatible with input tensor's size and stride ... Use
+    # .reshape(...) instead."): an API used against the framework's assumptions.
+    ("framework_api_misuse.eager_or_view", "framework_api_misuse", 0.85,
+     r"is not compatible with eager execution|is not supported when eager execution is enabled"
+     r"|view size is not compatible with input tensor's size and stride"),
+    # An archive or a YAML file that is not what its reader expects: tarfile's ReadError "file could not be opened
+    # successfully", PyYAML's scanner and parser ("mapping values are not allowed here", "could not find expected ':'",
+    # "expected <block end>, but found", "found character '\t' that cannot start any token"), as a zip, a gzip or a
+    # JSON file already is.
+    ("corrupt_data.archive_or_yaml", "corrupt_data", 0.8,
+     r"\bfile could not be opened successfully\b|\bmapping values are not allowed here\b"
+     r"|could not find expected ':'|\bexpected <block end>, but found\b|that cannot start any token\b"),
+    # An HTTP read that timed out (urllib3 "Read timed out."), where the infrastructure rules do not know the host as
+    # an object store: said plainly, as a connection that failed.
+    ("unclassified.read_timed_out", "unclassified", 0.3, r"\bRead timed out\b"),
+]]
+RULES_V15 = RuleSetV12("15", RULES_V15_FIRST + RULES_V14_FIRST + RULES_V13.message_rules + RULES_V15_ADDED
+                       + RULES_V14_LAST, TYPE_DEFAULTS_V10)
