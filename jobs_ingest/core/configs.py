@@ -568,6 +568,20 @@ TAGGING_CONFIGS += (replace(
     tagger_version="15+i13+ml7+l2",
     tag=tagger.RULES_V15.tag,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11z",
+    changelog="Rules version 16, written from message templates read in their producers' sources "
+              "(tests/fixtures/program_templates): PyTorch, TensorFlow, Keras, JAX, Flax, MXNet, Hugging Face, "
+              "accelerate, peft, DeepSpeed, bitsandbytes, timm, apex, PyYAML, omegaconf, Pillow and conda texts "
+              "that version 15 left unclassified or read as a missing path, a weak type default or the wrong kind "
+              "(a dispatcher's missing kernel, TF 1's variable reuse, Flax's parameters, a gated model, a YAML "
+              "error naming its file...). Infrastructure rules version 14: the node `kubectl "
+              "describe pod` names is where the pod ran. Everything else as in 2026-11y.",
+    tagger_version="16+i14+ml7+l2",
+    tag=tagger.RULES_V16.tag,
+    infra_rules=infra.INFRA_V14,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

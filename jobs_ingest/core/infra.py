@@ -264,6 +264,7 @@ class InfraRules:
                                         # dead node, Open MPI's "on node X exited on signal", NodeNotReady), and where
                                         # the scheduler placed the job (nodes.hosts_in)
     lost_daemon_hosts: bool = False     # version 13: ... and the node of the daemon Open MPI's launcher lost
+    described_pod_node: bool = False    # version 14: ... and the node `kubectl describe pod` says the pod ran on
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
                scheduler_state: str | None = None, host_lines: list[str] | None = None) -> InfraFinding | None:
@@ -307,7 +308,8 @@ class InfraRules:
     def hosts_in(self, lines: list[str]) -> list[str]:
         """The hosts these rules read in failure lines (nodes.hosts_in with this version's forms)."""
         return hosts_in(lines, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts,
-                        failed_node_reports=self.failed_node_reports, lost_daemon_hosts=self.lost_daemon_hosts)
+                        failed_node_reports=self.failed_node_reports, lost_daemon_hosts=self.lost_daemon_hosts,
+                        described_pod_node=self.described_pod_node)
 
     def _hosts(self, tail: list[str], host_tail: list[str]) -> tuple[str, ...]:
         """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
@@ -560,3 +562,6 @@ _RULES_V13_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, r
 INFRA_V13 = replace(INFRA_V12, version="13", rules=INFRA_V12.rules + _RULES_V13_ADDED,
                     keywords=INFRA_V12.keywords + ("heartbeat monitor", "lost communication", "nodediederror"),
                     lost_daemon_hosts=True)
+# Version 14 (tagging:2026-11z): the same rules; the node a `kubectl describe pod` names ("Node:  gpu-node-07/10.1.2.7",
+# the pod's node name and host IP) is where the pod ran, as kube-scheduler's "Successfully assigned" event is.
+INFRA_V14 = replace(INFRA_V13, version="14", described_pod_node=True)

@@ -164,6 +164,9 @@ _ASSIGNED_V10 = re.compile(r"\bSuccessfully assigned [\w.-]+/[\w.-]+ to (" + _HO
 # with a remote daemon." followed by "  Remote daemon: [[%s],%s] on node %s", help-errmgr-base.txt); the HNP daemon
 # line above it names the launching node, which did not fail.
 _LOST_DAEMON = re.compile(r"^\s*Remote daemon\s*: \S+ on node (" + _HOST + r")\s*$")
+# Read with infrastructure rules >= 14: the node `kubectl describe pod` names as where the pod ran ("Node:
+# gpu-node-07/10.1.2.7", its node name and host IP), as kube-scheduler's "Successfully assigned" event already is.
+_DESCRIBED_POD_NODE = re.compile(r"^\s*Node:\s+(" + _HOST + r")/([0-9A-Fa-f:.]+)\s*$")
 
 
 # Ray's actor-death error lists the dead actor's fields under its first line, its node's address among them
@@ -174,7 +177,8 @@ _RAY_FIELDS = 8
 
 
 def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: bool = False,
-             failed_node_reports: bool = False, lost_daemon_hosts: bool = False) -> list[str]:
+             failed_node_reports: bool = False, lost_daemon_hosts: bool = False,
+             described_pod_node: bool = False) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
     Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
@@ -194,6 +198,8 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: 
                 for m in pattern.finditer(line):
                     hosts += _cleaned(filter(None, m.groups()))
         if lost_daemon_hosts and "daemon" in line and (m := _LOST_DAEMON.match(line)):
+            hosts += _cleaned([m.group(1)])
+        if described_pod_node and "Node:" in line and (m := _DESCRIBED_POD_NODE.match(line)):
             hosts += _cleaned([m.group(1)])
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):

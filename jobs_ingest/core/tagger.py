@@ -1039,3 +1039,119 @@ RULES_V15_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
 ]]
 RULES_V15 = RuleSetV12("15", RULES_V15_FIRST + RULES_V14_FIRST + RULES_V13.message_rules + RULES_V15_ADDED
                        + RULES_V14_LAST, TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 16
+# Tagging config "tagging:2026-11z". Written from message templates read in their producers' sources
+# (tests/fixtures/program_templates: PyTorch, TensorFlow, Keras, JAX, Flax, MXNet, Hugging Face, accelerate, peft,
+# DeepSpeed, bitsandbytes, timm, apex, CPython, PyYAML, omegaconf, Pillow, conda), where version 15 said nothing
+# or read a missing path, a weak type default or the wrong kind into them. Where the templates' readers chose another
+# category than a rule the taxonomy backs, the rule stands (the table in the fixtures' README).
+# First, texts that the path and attribute rules misread:
+RULES_V16_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # PyTorch's dispatcher ("Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. ... or was omitted
+    # during the selective/custom build process"): no kernel for this backend; its "selective/custom" read as a path.
+    ("not_implemented.backend_kernel_missing", "not_implemented", 0.85,
+     r"Could not run '[\w:.]+' with arguments from the '\w+' backend"),
+    # TF 1's variable scopes ("Variable d/dense/kernel does not exist, or was not created with tf.get_variable(). Did
+    # you mean to set reuse=tf.AUTO_REUSE in VarScope?"), as "already exists, disallowed" is.
+    ("framework_api_misuse.tf_variable_reuse", "framework_api_misuse", 0.85,
+     r"does not exist, or was not created with tf\.get_variable\(\)"),
+    # Flax's scopes: a parameter of another shape than its initializer makes (ScopeParamShapeError), or none of that
+    # name (ScopeParamNotFoundError): the parameters do not fit the model, as a state_dict that does not.
+    ("tensor_mismatch.flax_params", "tensor_mismatch", 0.8,
+     r"the given initializer is expected to generate shape|Could not find parameter named \"[^\"\n]+\" in scope"),
+    # bitsandbytes' CUDA set-up ("CUDA Setup failed despite GPU being available", "CUDA SETUP ERROR: Missing dependency:
+    # libcusparse.so.12", "CUDA VERSION MISMATCH"): its native library cannot load.
+    ("library_not_found.bitsandbytes_cuda_setup", "library_not_found", 0.85,
+     r"CUDA Setup failed despite GPU being available|CUDA SETUP ERROR: Missing dependency|CUDA VERSION MISMATCH"),
+    # omegaconf's struct mode ("Key 'num_workers' is not in struct"), raised as ConfigAttributeError or ConfigKeyError.
+    ("key_not_found.omegaconf_struct", "key_not_found", 0.85, r"\bKey '[^'\n]+' is not in struct\b"),
+    # A script saved with Windows line ends ("/bin/bash^M: bad interpreter: No such file or directory").
+    ("unexpected_encoding.crlf_script", "unexpected_encoding", 0.9, r"(?:\^M|\r): bad interpreter\b"),
+    # Hugging Face: a gated model without access ("You are trying to access a gated repo", "Cannot access gated repo
+    # for url"), as GatedRepoError is; a config that is not JSON ("It looks like the config file at '...' is not a
+    # valid JSON file."); a local path that does not exist, read as a Hub id (HFValidationError "Repo id must be in
+    # the form 'repo_name' or 'namespace/repo_name': '/models/x'").
+    ("permission_denied.hf_gated_repo", "permission_denied", 0.85, r"\baccess (?:to )?(?:a |the )?gated repo\b"),
+    ("corrupt_data.hf_config_not_json", "corrupt_data", 0.85, r"\bis not a valid JSON file\b"),
+    ("path_not_found.hf_repo_id_is_a_path", "path_not_found", 0.8,
+     r"Repo id must be in the form 'repo_name' or 'namespace/repo_name': '(?:/|\.{1,2}/|~)"),
+]] + [next(rule for rule in RULES_V15_ADDED if rule[0] == "corrupt_data.archive_or_yaml")]  # before the path rules too
+RULES_V16_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # torchvision's datasets with no data where they look ("Dataset not found or corrupted. You can use download=True
+    # to download it"; ImageFolder's "Found 0 images in subfolders of /data/train").
+    ("path_not_found.torchvision_dataset", "path_not_found", 0.85,
+     r"Dataset not found or corrupted\. You can use download=True|\bFound 0 (?:images|files) in subfolders of\b"),
+    # Shapes in the producers' words: PyTorch's convolution ("Kernel size can't be greater than actual input size"),
+    # nll_loss ("0D or 1D target tensor expected, multi-target not supported"), item() ("a Tensor with 32 elements
+    # cannot be converted to Scalar"); TF's cross-entropy kernel ("logits and labels must be same size" /
+    # "broadcastable") and tf.data's batching ("Cannot batch tensors with different shapes in component 0"); timm's
+    # patch embedding ("Input height (384) doesn't match model (224)"); a tokenizer's batch of unequal lengths ("Unable
+    # to create tensor, you should probably activate truncation and/or padding"); a checkpoint without a parameter the
+    # model has (safetensors "File does not contain tensor lm_head.weight", MXNet's "Parameter 'w' is missing in
+    # file"), as a state_dict's missing keys are.
+    ("tensor_mismatch.producers_v16", "tensor_mismatch", 0.8,
+     r"Kernel size can't be greater than actual input size|0D or 1D target tensor expected, multi-target not supported"
+     r"|a Tensor with \d+ elements cannot be converted to Scalar|logits and labels must be (?:same size|broadcastable)"
+     r"|Cannot batch tensors with different shapes in component|\bInput (?:height|width) \(\d+\) doesn't match model"
+     r"|Unable to create tensor, you should probably activate truncation and/or padding"
+     r"|\bFile does not contain tensor\b|\bParameter '[^'\n]+' is missing in '?file\b"),
+    # dtypes in the producers' words: PyTorch's matmul ("mat1 and mat2 must have the same dtype") and cross-entropy with
+    # class probabilities ("Expected floating point type for target with class probabilities, got Long"); FlashAttention
+    # ("only support fp16 and bf16 data type"); a tokenizer's input ("text input must be of type `str`"); omegaconf's
+    # typed fields ("Value '1e-3' of type 'str' could not be converted to Integer"); Pillow's writers ("cannot write
+    # mode RGBA as JPEG").
+    ("type_mismatch.producers_v16", "type_mismatch", 0.8,
+     r"mat1 and mat2 must have the same dtype|Expected floating point type for target with class probabilities"
+     r"|FlashAttention only supports? fp16 and bf16 data type|\btext input must be of type `str`"
+     r"|\bValue '[^'\n]*' of type '\w+' could not be converted to \w+|\bcannot write mode \w+ as \w+"),
+    # TF's sparse cross-entropy given a class id outside [0, n) ("Received a label value of 10 which is outside the
+    # valid range of [0, 10)"), as CUDA's "t >= 0 && t < n_classes" is.
+    ("illegal_index.label_out_of_range", "illegal_index", 0.85,
+     r"Received a label value of -?\d+ which is outside the valid range"),
+    # APIs used against their framework's assumptions: MXNet's autograd outside record() ("Cannot differentiate node
+    # because it is not in a computational graph") and Gluon's deferred initialisation ("has not been initialized yet
+    # because initialization was deferred"); JAX's jit across devices ("Received incompatible devices for jitted
+    # computation") and grad of a non-scalar ("Gradient only defined for scalar-output functions"); Keras 3's
+    # unregistered custom class ("Could not locate class 'X'. Make sure custom classes ... are decorated"), as Keras
+    # 2's "Unknown layer" is; datasets' dropped loading scripts ("Dataset scripts are no longer supported");
+    # safetensors' shared or non-contiguous tensors ("Some tensors share memory", "You are trying to save a non
+    # contiguous tensor"); PyYAML's safe loader on Python tags ("could not determine a constructor for the tag
+    # 'tag:yaml.org,2002:python/tuple'").
+    ("framework_api_misuse.producers_v16", "framework_api_misuse", 0.8,
+     r"Cannot differentiate node because it is not in a computational graph"
+     r"|has not been initialized yet because initialization was deferred"
+     r"|Received incompatible devices for jitted computation|Gradient only defined for scalar-output functions"
+     r"|Could not locate class '[^'\n]+'\. Make sure custom classes|Dataset scripts are no longer supported"
+     r"|Some tensors share memory, this will lead to duplicate memory|You are trying to save a non contiguous tensor"
+     r"|could not determine a constructor for the tag 'tag:yaml\.org,2002:python/"),
+    # transformers' models without a feature ("GPT2LMHeadModel does not support Flash Attention 2.0 yet", "does not
+    # support gradient checkpointing").
+    ("not_implemented.model_feature", "not_implemented", 0.8,
+     r"\bdoes not support (?:Flash Attention 2\.0|gradient checkpointing)\b"),
+    # transformers' NaN debugger ("DebugUnderflowOverflow: inf/nan detected, aborting").
+    ("loss_nan.debug_underflow_overflow", "loss_nan", 0.85, r"\bDebugUnderflowOverflow: inf/nan detected\b"),
+    # accelerate's find_executable_batch_size, which halves the batch on each CUDA OOM ("No executable batch size
+    # found, reached zero.").
+    ("gpu_oom.no_executable_batch_size", "gpu_oom", 0.85, r"\bNo executable batch size found, reached zero\b"),
+    # peft's LoRA config naming modules the model does not have ("Target modules {'q_proj', 'v_proj'} not found in
+    # the base model").
+    ("illegal_argument.peft_target_modules", "illegal_argument", 0.8, r"\bTarget modules? [^\n]{0,300}? not found in the base model\b"),
+    # Extensions that cannot be built or loaded here, as version 7's extension_build reads PyTorch's: DeepSpeed's op builder ("CUDA_HOME does not exist, unable to
+    # compile CUDA op(s)", "Installed CUDA version 12.2 does not match the version torch was compiled with", "Unable
+    # to JIT load the async_io op due to it not being compatible"), apex's setup ("Cuda extensions are being compiled
+    # with a version of Cuda that does not match"), conda ("The following packages are not available from current
+    # channels").
+    ("library_not_found.op_builder_or_channel", "library_not_found", 0.8,
+     r"CUDA_HOME does not exist, unable to compile CUDA op|Installed CUDA version [\d.]+ does not match the version torch"
+     r"|Unable to JIT load the \w+ op due to it not being compatible"
+     r"|Cuda extensions are being compiled with a version of Cuda that does not match"
+     r"|The following packages are not available from current channels"),
+    # conda given an environment that is not there ("Not a conda environment: /home/u/miniconda3/envs/train").
+    ("path_not_found.conda_environment", "path_not_found", 0.8, r"\bNot a conda environment: \S"),
+]]
+RULES_V16 = RuleSetV12("16", RULES_V16_FIRST + RULES_V15.message_rules[:len(RULES_V15_FIRST)]
+                       + RULES_V14_FIRST + RULES_V13.message_rules
+                       + [rule for rule in RULES_V15_ADDED if rule[0] != "corrupt_data.archive_or_yaml"]
+                       + RULES_V16_ADDED + RULES_V14_LAST, TYPE_DEFAULTS_V10)
