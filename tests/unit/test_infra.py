@@ -559,6 +559,8 @@ def _heldout_figures(rules):
 # "Unable to determine the device handle"), 19/22 kept, 10/13 with every host.
 # Measured once on 2026-11-29 (session 17) with INFRA_V13 (frozen in 74a6570; NCCL heartbeat monitor, Open MPI's lost
 # daemon, Ray's NodeDiedError, from the producers' texts): unchanged, 33/39, 19/22, 10/13.
+# Measured once on 2026-11-29 (session 17) with INFRA_V14 (frozen in f8d0e76; kubectl describe pod's Node: line):
+# unchanged, 33/39, 19/22, 10/13.
 # Below the issue's targets, so expected to fail until rules improve from new dev evidence (never from these).
 @pytest.mark.xfail(reason="held-out figures below issue #15's targets (see comment above)", strict=False)
 @pytest.mark.skipif(not _cases("heldout"), reason="no held-out fixtures")
