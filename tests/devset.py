@@ -1,4 +1,6 @@
-"""Real development logs by id (bench/devset/issues*/dev.jsonl), for tests that reshape them."""
+"""Real development logs by id (bench/devset/issues*/dev.jsonl), for tests that reshape them; and the message templates
+read in their producers' sources (tests/fixtures/*_templates/*.tsv)."""
+import csv
 import json
 import pathlib
 
@@ -17,3 +19,12 @@ def devset_cases(*ids: str) -> dict[str, dict]:
     if missing:
         raise LookupError(f"no development case {sorted(missing)}")
     return found
+
+
+def template_rows(folder: str) -> list[dict]:
+    """Every row of the tab-separated template tables in tests/fixtures/<folder>, each with its file's stem."""
+    rows = []
+    for path in sorted((ROOT / "tests" / "fixtures" / folder).glob("*.tsv")):
+        with path.open(encoding="utf-8", newline="") as f:
+            rows += [{**row, "file": path.stem} for row in csv.DictReader(f, delimiter="\t")]
+    return rows

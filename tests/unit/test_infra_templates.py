@@ -2,7 +2,6 @@
 PyTorch, NCCL, the NVIDIA driver, Slurm, Kubernetes or a storage client is read as the platform's failure in its
 category, and each look-alike stays the program's. Infrastructure rules version 8 were written from these templates:
 training figures."""
-import csv
 import pathlib
 import sys
 
@@ -14,8 +13,8 @@ import pytest  # noqa: E402
 
 from jobs_ingest.core import analyse_text  # noqa: E402
 from jobs_ingest.core.infra import CATEGORIES as PLATFORM_CATEGORIES  # noqa: E402
+from tests.devset import template_rows  # noqa: E402
 
-FIXTURES = ROOT / "tests" / "fixtures" / "infra_templates"
 # Where the rules answer another platform category than the template's reader chose: both say retry.
 OTHER_CATEGORY = {
     "Connection closed by peer": "Gloo's closed or reset TCP pair reads as the network's, as any reset connection",
@@ -30,14 +29,6 @@ KNOWN_MISSES = {
 }
 
 
-def _templates() -> list[dict]:
-    rows = []
-    for path in sorted(FIXTURES.glob("*.tsv")):
-        with path.open(encoding="utf-8", newline="") as f:
-            rows += [{**row, "file": path.stem} for row in csv.DictReader(f, delimiter="\t")]
-    return rows
-
-
 def _reason(example: str, table: dict) -> str | None:
     return next((why for key, why in table.items() if key in example), None)
 
@@ -48,7 +39,7 @@ def _param(row: dict):
     return pytest.param(row, id=f"{row['file']}-{row['producer'][:40]}-{row['example'][:30]}", marks=marks)
 
 
-TEMPLATES = _templates()
+TEMPLATES = template_rows("infra_templates")
 
 
 def test_the_templates_name_their_sources():

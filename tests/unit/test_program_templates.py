@@ -2,15 +2,12 @@
 PyTorch, TensorFlow, JAX, the Hugging Face libraries, the training wrappers, CPython or the scientific stack is read in
 the category its reader chose, unless the taxonomy or the labelled data backs another (DISAGREE) or nothing reads it
 yet (NOT_READ). Rules version 16 were written from these templates: training figures."""
-import csv
-import pathlib
-
 import pytest
 
 from jobs_ingest.core import analyse_text
 from jobs_ingest.core.taxonomy import CATEGORIES
+from tests.devset import template_rows
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "program_templates"
 STUDY_CATEGORIES = {c for c in CATEGORIES if c != "unclassified"}
 
 # Example substring -> (the category the product answers, why it is not the template reader's).
@@ -72,15 +69,7 @@ NOT_READ = {
 }
 
 
-def _templates() -> list[dict]:
-    rows = []
-    for path in sorted(FIXTURES.glob("*.tsv")):
-        with path.open(encoding="utf-8", newline="") as f:
-            rows += [{**row, "file": path.stem} for row in csv.DictReader(f, delimiter="\t")]
-    return rows
-
-
-TEMPLATES = _templates()
+TEMPLATES = template_rows("program_templates")
 READABLE = [row for row in TEMPLATES if row["category"] in STUDY_CATEGORIES]
 
 
