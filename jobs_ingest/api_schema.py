@@ -86,6 +86,8 @@ class FailureSummary(serializers.Serializer):
     retry_advice = serializers.CharField()
     gpu_hours = serializers.FloatField()
     indexed = serializers.BooleanField(help_text="searchable in similar-failure search")
+    why_unclassified = serializers.CharField(allow_blank=True, help_text="for an unclassified failure, why the rules "
+                                             "left it so, in words; empty otherwise")
 
 
 class JobStatus(serializers.Serializer):

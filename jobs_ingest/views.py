@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from jobs_ingest import api_schema, rest, services
 from jobs_ingest.api_auth import database_unavailable_is_503, error
+from jobs_ingest.core.taxonomy import why_unclassified
 from jobs_ingest.jobspec import JobSpecError, parse_job
 
 
@@ -197,5 +198,6 @@ class JobStatusView(TokenAPIView):
                                "confidence": failure.confidence, "rule": failure.rule, "stage": failure.stage,
                                "exception_type": failure.exception_type, "failure_line": failure.failure_line,
                                "fingerprint": failure.signature.fingerprint, "retry_advice": failure.retry_advice,
-                               "gpu_hours": round(failure.gpu_hours, 4), "indexed": failure.indexed_at is not None}
+                               "gpu_hours": round(failure.gpu_hours, 4), "indexed": failure.indexed_at is not None,
+                               "why_unclassified": why_unclassified(failure.rule)}
         return JsonResponse(body)

@@ -84,3 +84,38 @@ def fault(category_id: str) -> str:
 def category(category_id: str) -> Category:
     """The category with this id; unknown ids raise KeyError."""
     return CATEGORIES[category_id]
+
+
+# Why the rules said `unclassified`, by rule id: the reader of a failure should not have to know the rule's source.
+_WHY_UNCLASSIFIED: dict[str, str] = {
+    "unclassified.no_rule": "no rule knows this exception and the learned model was not sure enough",
+    "unclassified.no_failure_in_log": "the log shows no failure: no exception, crash or kill was found",
+    "unclassified.native_crash": "a native crash (segmentation fault, abort, bus error) without a readable cause",
+    "unclassified.truncated_traceback": "the log ends inside a traceback, before the exception line",
+    "unclassified.truncated_launcher": "the log ends inside the launcher's report, before the cause",
+    "unclassified.child_exit_code": "the launcher reports only a child's exit code; the child's own error is not in the log",
+    "unclassified.tf_root_error": "TensorFlow's root error wraps no readable error",
+    "unclassified.recursion_limit": "Python's recursion limit: none of the 20 categories fits",
+    "unclassified.cuda_illegal_memory_access": "a GPU kernel read or wrote outside its memory; without a device-side "
+                                               "assert the log cannot say why",
+    "unclassified.cudnn_no_algorithm": "cuDNN found no algorithm that runs: GPU memory or a cuDNN / driver mismatch, "
+                                       "which the log cannot tell apart",
+    "unclassified.network_unreachable": "a network or host that did not answer; the line does not say whether the "
+                                        "platform's network or the job's set-up failed",
+    "unclassified.connection_failed": "a connection refused, dropped or a name that did not resolve; the line does not "
+                                      "say whose end failed",
+    "unclassified.read_timed_out": "an HTTP read that timed out, from a host not known as an object store",
+    "unclassified.address_in_use": "a port or address already in use on this host, usually by another run",
+    "unclassified.os_resource_limit": "a per-process or system limit (open files, threads, buffers)",
+    "unclassified.os_errno": "an operating-system error whose errno names no path",
+    "unclassified.hdf5_file_locked": "another process holds the HDF5 file's lock",
+}
+
+
+def why_unclassified(rule: str) -> str:
+    """In plain words, why the rules left a failure unclassified ("" for a rule that gave a category)."""
+    if rule.startswith("unclassified.signal_"):
+        return f"killed by {rule.removeprefix('unclassified.signal_').upper()} with no error of its own in the log"
+    for suffix in (".unparsed_tail", ".truncated", ".context"):   # where in the log the rule read its text
+        rule = rule.removesuffix(suffix)
+    return _WHY_UNCLASSIFIED.get(rule, "")

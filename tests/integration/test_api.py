@@ -58,6 +58,7 @@ def test_posted_job_is_analysed_stored_and_searchable(client, api_token, celery_
     assert hits[0]["_source"]["category"] == "gpu_oom"
     status = client.get(f"/api/v1/jobs/{body['id']}", HTTP_AUTHORIZATION=f"Token {api_token}").json()
     assert status["failure"]["category"] == "gpu_oom" and status["failure"]["indexed"] is True
+    assert status["failure"]["why_unclassified"] == ""
 
 
 def test_multipart_upload_of_a_log_file(client, api_token, celery_worker):

@@ -71,6 +71,15 @@ def test_every_page_needs_a_login(client, oom):
         assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), url
 
 
+def test_the_job_page_says_why_a_failure_is_unclassified(client, engineer, oom, log_dir):
+    client.force_login(engineer)
+    silent = make_job("9", log="killed.log")
+    page = client.get(reverse("job-detail", args=[silent.pk])).content.decode()
+    assert "why: the log shows no failure" in page
+    tagged = client.get(reverse("job-detail", args=[oom.failures.first().job_id])).content.decode()
+    assert "why-unclassified" not in tagged
+
+
 def test_queue_lists_open_signatures_by_gpu_hours_with_filters(client, engineer, oom, log_dir):
     make_job("3", log="missing-data.log", team="vision", gpus=1)
     client.force_login(engineer)

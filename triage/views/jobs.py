@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from jobs_ingest.core.capture import clean_capture
-from jobs_ingest.core.taxonomy import CATEGORIES, RETRY_ADVICE, STAGES
+from jobs_ingest.core.taxonomy import CATEGORIES, RETRY_ADVICE, STAGES, why_unclassified
 from jobs_ingest.failures import resolve_line_numbers
 from jobs_ingest.models import Failure, Job
 from triage import effective, services
@@ -39,7 +39,7 @@ def render_job(request, job_id: int, *, override_form: OverrideForm | None = Non
         override = FailureOverride.objects.filter(failure=failure).first()
         context.update({
             "triage": triage, "override": override, "state": triage.state if triage else "new",
-            "auto_category": CATEGORIES[failure.category],
+            "auto_category": CATEGORIES[failure.category], "why_unclassified": why_unclassified(failure.rule),
             "category": CATEGORIES[effective.category(override, triage, failure.category)],
             "stage": STAGES.get(failure.stage), "retry_advice": RETRY_ADVICE.get(failure.retry_advice),
             "excerpt": excerpt(failure), "traceback": traceback(failure),
