@@ -302,6 +302,7 @@ class RuleSet:
         # in texts that hold a word it cannot match without (literals.py), as most rules fail on most texts.
         self.fast = [literals.gated(re.compile(_lower_literals(p.pattern), re.S)) for _, _, _, p in message_rules]
         self._rules = list(zip(message_rules, self.fast))
+        self._context_rules = [(rule, fast) for rule, fast in self._rules if rule[1] in _CONTEXT_CATEGORIES]
 
     def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
         """Tag one failure. `context` is a few log lines just before it (used for native assertions)."""
@@ -315,8 +316,8 @@ class RuleSet:
                 return Tag(category, confidence, rid, _evidence_line(text, m.start()) or evidence)
         for line in reversed(context or []):
             low = _lowered(line)
-            for (rid, category, confidence, pattern), fast in self._rules:
-                if category in _CONTEXT_CATEGORIES and (fast.search(low) if low is not None else pattern.search(line)):
+            for (rid, category, confidence, pattern), fast in self._context_rules:
+                if fast.search(low) if low is not None else pattern.search(line):
                     return Tag(category, round(confidence - 0.1, 2), rid + ".context", line.strip())
         if short in self.type_defaults:
             category, confidence = self.type_defaults[short]
@@ -646,6 +647,7 @@ class RuleSetV7(RuleSetV5):
         super().__init__(*args, **kwargs)
         self._rules = [(rule, literals.WordGate(_MISSING_GATE_WORDS, fast) if rule[0] == PATH_MISSING[0] else fast)
                        for rule, fast in self._rules]
+        self._context_rules = [(rule, fast) for rule, fast in self._rules if rule[1] in _CONTEXT_CATEGORIES]
 
     def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
         nested = _NESTED_TYPE.match(message or "")
