@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .normalise import mask as normalise_mask, short_type
+from .normalise import mask as normalise_mask, mask_pci, mask_units, short_type
 
 CLUSTER_VERSION = "1"
 MAX_CLUSTER_CHARS = 300
@@ -382,3 +382,14 @@ CANONICAL_REASONS_V6 = tuple(
 def cluster_key_v6(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 6."""
     return _keyed(CLUSTER_VERSION_6, cluster_message_v4(exception_type, message, CANONICAL_REASONS_V6, _CANONICAL_V5))
+
+
+CLUSTER_VERSION_7 = "7"
+
+
+def cluster_key_v7(exception_type: str, message: str) -> tuple[str, str]:
+    """(key, cluster message) of version 7: version 6's reason with PCI addresses, numbers glued to units, ordinals
+    and ports after hosts masked (normaliser 12), so which GPU slot, a timeout's length, a node's free memory or a
+    peer's port no longer split one reason."""
+    return _keyed(CLUSTER_VERSION_7, mask_units(cluster_message_v4(exception_type, mask_pci(message),
+                                                                   CANONICAL_REASONS_V6, _CANONICAL_V5)))

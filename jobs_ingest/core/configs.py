@@ -70,10 +70,11 @@ class UnknownConfig(ValueError):
     pass
 
 
-def _salted(version: str, *, statuses: bool = False) -> Callable[[str, str, str], str]:
-    """normalise.fingerprint salted with a normaliser version (exit statuses kept from version 11 on)."""
+def _salted(version: str, *, statuses: bool = False, units: bool = False) -> Callable[[str, str, str], str]:
+    """normalise.fingerprint salted with a normaliser version (exit statuses kept from version 11 on, numbers glued to
+    units masked from version 12 on)."""
     return lambda exception_type, message, location: normalise.fingerprint(
-        exception_type, message, location, version=version, statuses=statuses)
+        exception_type, message, location, version=version, statuses=statuses, units=units)
 
 
 # Oldest first; the last one of each tuple is the default. Never edit a released entry.
@@ -360,6 +361,20 @@ GROUPING_CONFIGS += (replace(
     masked_message=partial(normalise.masked_message, statuses=True),
     fingerprint=_salted("11", statuses=True),
     cluster=cluster.cluster_key_v6,
+),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11k",
+    changelog="PCI addresses, units, ordinals and ports masked (normaliser version 12; reason clusters version 7): a "
+              "GPU's PCI address (the driver's 'Xid (PCI:0000:3b:00): 79', nvidia-smi's 'GPU00000000:3B:00.0') names "
+              "a slot, as a host name names a node; a number glued to its unit ('timed out after 1800000ms', "
+              "Kubernetes' 'available: 88412Ki'), an ordinal ('in its 0th output') and a port in angle brackets after "
+              "a host (NCCL's '10.1.2.3<41233>') vary between runs as a bare number does. None of them splits a "
+              "signature or a reason cluster any more. Everything else as in grouping:2026-11j.",
+    normaliser_version="12",
+    masked_message=partial(normalise.masked_message, statuses=True, units=True),
+    fingerprint=_salted("12", statuses=True, units=True),
+    cluster=cluster.cluster_key_v7,
 ),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],

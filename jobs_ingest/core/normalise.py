@@ -86,24 +86,52 @@ def mask_keeping_statuses(text: str) -> str:
     return mask(_STATUS.sub(_status, text[:MAX_MESSAGE_CHARS * 4]))
 
 
+# Since normaliser version 12: a number glued to its unit ("timed out after 1800000ms", Kubernetes' quantities
+# "available: 88412Ki"), an ordinal ("returned nan values in its 0th output") and a port in angle brackets after a host
+# (NCCL's "10.1.2.3<41233>") vary between runs as a bare number does, which mask() leaves alone as part of a word; and
+# a PCI address (the driver's "Xid (PCI:0000:3b:00): 79", nvidia-smi's "GPU00000000:3B:00.0") names which slot of which
+# node, as a host name does, so it is masked before the rest (mask() would keep its hex letters).
+_PCI = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{4}):[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
+                  r"(?![0-9A-Fa-f])")
+_UNIT_NUMBER = re.compile(r"(?<![\w.<>])\d+(?:\.\d+)?(?=(?:ns|us|ms|s|sec|min|h|Ki|Mi|Gi|Ti|Pi)\b)")
+_ORDINAL = re.compile(r"(?<![\w.<>])\d+(?:st|nd|rd|th)\b")
+_PORT = re.compile(r"(?<=[\w>])<\d{1,5}>")
+
+
+def mask_pci(text: str) -> str:
+    """PCI addresses replaced by <PCI> (normaliser 12), before mask()."""
+    return _PCI.sub("<PCI>", text) if ":" in text else text
+
+
+def mask_units(masked: str) -> str:
+    """A masked text with numbers glued to units, ordinals and ports after hosts masked too (normaliser 12)."""
+    if not any(c.isdigit() for c in masked):
+        return masked
+    return _UNIT_NUMBER.sub("<NUM>", _ORDINAL.sub("<NUM>th", _PORT.sub("<PORT>", masked)))
+
+
 def short_type(exception_type: str) -> str:
     """torch.cuda.OutOfMemoryError and torch.OutOfMemoryError are one type across versions."""
     return exception_type.rsplit(".", 1)[-1]
 
 
-def masked_message(exception_type: str, message: str, *, statuses: bool = False) -> str:
+def masked_message(exception_type: str, message: str, *, statuses: bool = False, units: bool = False) -> str:
     first = "\n".join(message.splitlines()[:6])  # long multi-line messages: their head names them
+    first = mask_pci(first) if units else first
     kind = short_type(exception_type)
     masked = mask_keeping_statuses(first) if statuses else mask(first)
+    masked = mask_units(masked) if units else masked
     return f"{kind}: {masked}" if kind else masked
 
 
 def fingerprint(exception_type: str, message: str, user_function: str = "", *,
-                version: str = NORMALISER_VERSION, statuses: bool = False) -> str:
+                version: str = NORMALISER_VERSION, statuses: bool = False, units: bool = False) -> str:
     """A stable 16-hex-digit id of the failure. `user_function` is the function of the innermost
     frame of the user's own code (blank when the log has no traceback); `version` salts it per
-    grouping config (configs.py); `statuses` keeps exit statuses (normaliser version 11 on)."""
-    key = "\x1f".join([version, masked_message(exception_type, message, statuses=statuses), user_function])
+    grouping config (configs.py); `statuses` keeps exit statuses (normaliser version 11 on); `units` masks numbers
+    glued to units, ordinals and ports (version 12 on)."""
+    key = "\x1f".join([version, masked_message(exception_type, message, statuses=statuses, units=units),
+                        user_function])
     return hashlib.sha256(key.encode("utf-8", errors="replace")).hexdigest()[:16]
 
 
