@@ -28,6 +28,7 @@ def test_exit_code_from_record():
     assert out["category"] == "cpu_oom"
     out = tag_record({"id": 1, "log": "epoch 1\n", "exit_code": "weird"})
     assert out["category"] == "unclassified"
+    assert out["why_unclassified"].startswith("the log shows no failure")
 
 
 def test_jsonl_bad_lines_do_not_stop_the_batch():
