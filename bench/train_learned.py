@@ -7,7 +7,7 @@
     .venv/bin/python bench/train_learned.py --markdown   # also print the figures as a Markdown section
 
 Deterministic: records in file order, sorted features, fixed seeds, sorted JSON; run twice with the same
---date and the artefact is byte-identical. The held-out sets (bench/heldout6, tests/fixtures/infra_heldout*) are
+--date and the artefact is byte-identical. The held-out sets (bench/heldout6, bench/heldout7, tests/fixtures/infra_heldout*) are
 never read; heldout3-5 were retired into training data with ml7 (`--training-set ml6` leaves them out). Progress goes to stderr, the summary to stdout.
 """
 from __future__ import annotations
