@@ -28,3 +28,8 @@ def template_rows(folder: str) -> list[dict]:
         with path.open(encoding="utf-8", newline="") as f:
             rows += [{**row, "file": path.stem} for row in csv.DictReader(f, delimiter="\t")]
     return rows
+
+
+def raised(exception_line: str, function: str = "<module>") -> str:
+    """A short log of a script that raised `exception_line` from one frame of train.py."""
+    return f'Traceback (most recent call last):\n  File "train.py", line 88, in {function}\n    main()\n{exception_line}\n'

@@ -6,7 +6,7 @@ import pytest
 
 from jobs_ingest.core import analyse_text
 from jobs_ingest.core.taxonomy import CATEGORIES
-from tests.devset import template_rows
+from tests.devset import raised, template_rows
 
 STUDY_CATEGORIES = {c for c in CATEGORIES if c != "unclassified"}
 
@@ -73,9 +73,6 @@ TEMPLATES = template_rows("program_templates")
 READABLE = [row for row in TEMPLATES if row["category"] in STUDY_CATEGORIES]
 
 
-def _log(example: str) -> str:
-    return f'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    main()\n{example}\n'
-
 
 def _expected(row: dict) -> str:
     return next((category for key, (category, _) in DISAGREE.items() if key in row["example"]), row["category"])
@@ -97,13 +94,13 @@ def test_the_templates_name_their_sources():
 
 @pytest.mark.parametrize("row", [_param(r) for r in READABLE])
 def test_a_template_is_read_in_its_category(row):
-    analysis = analyse_text(_log(row["example"]))
+    analysis = analyse_text(raised(row["example"]))
     assert analysis.category == _expected(row), analysis.rule
 
 
 def test_version_16_reads_what_version_15_did_not():
     rows = [r for r in READABLE if not any(k in r["example"] for keys in NOT_READ.values() for k in keys)]
-    before = sum(analyse_text(_log(r["example"]), tagging_config="tagging:2026-11y").category == _expected(r)
+    before = sum(analyse_text(raised(r["example"]), tagging_config="tagging:2026-11y").category == _expected(r)
                  for r in rows)
-    now = sum(analyse_text(_log(r["example"])).category == _expected(r) for r in rows)
+    now = sum(analyse_text(raised(r["example"])).category == _expected(r) for r in rows)
     assert before <= 289 < now == len(rows) == 340   # released configs do not move

@@ -4,12 +4,10 @@
 import pytest
 
 from jobs_ingest.core import analyse_text
+from tests.devset import raised
 
 OLD, NEW = "tagging:2026-11w", "tagging:2026-11x"
 
-
-def _raised(line: str) -> str:
-    return f'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    main()\n{line}\n'
 
 
 @pytest.mark.parametrize("line, rule", [
@@ -28,7 +26,7 @@ def _raised(line: str) -> str:
     ("OSError: [Errno 16] Device or resource busy: '/mnt/data/.nfs000000001'", "unclassified.os_errno"),
 ])
 def test_an_errno_that_names_no_path_is_no_missing_path(line, rule):
-    new, old = analyse_text(_raised(line), tagging_config=NEW), analyse_text(_raised(line), tagging_config=OLD)
+    new, old = analyse_text(raised(line), tagging_config=NEW), analyse_text(raised(line), tagging_config=OLD)
     assert (new.category, new.rule, new.fault) == ("unclassified", rule, "user")   # said plainly: no model guess
     assert new.tagger_version == "14+i13+ml7+l2"
     assert old.category in ("path_not_found", "unclassified")                     # released, unchanged
@@ -36,9 +34,9 @@ def test_an_errno_that_names_no_path_is_no_missing_path(line, rule):
 
 def test_an_unsupported_call_is_not_implemented():
     line = "OSError: [Errno 38] Function not implemented: '/lustre/run/ckpt.h5'"
-    new = analyse_text(_raised(line), tagging_config=NEW)
+    new = analyse_text(raised(line), tagging_config=NEW)
     assert (new.category, new.rule) == ("not_implemented", "not_implemented.errno_unsupported")
-    assert analyse_text(_raised(line), tagging_config=OLD).category == "path_not_found"
+    assert analyse_text(raised(line), tagging_config=OLD).category == "path_not_found"
 
 
 @pytest.mark.parametrize("line", [
@@ -50,13 +48,13 @@ def test_an_unsupported_call_is_not_implemented():
     "OSError: [Errno 39] Directory not empty: 'runs/exp1'",
 ])
 def test_errnos_that_name_a_path_keep_it(line):
-    assert analyse_text(_raised(line), tagging_config=NEW).category == "path_not_found"
+    assert analyse_text(raised(line), tagging_config=NEW).category == "path_not_found"
 
 
 def test_the_storage_errnos_are_still_the_platforms():
     for line in ("OSError: [Errno 28] No space left on device", "OSError: [Errno 116] Stale file handle",
                  "OSError: [Errno 107] Transport endpoint is not connected: '/mnt/gcs/datasets'"):
-        found = analyse_text(_raised(line), tagging_config=NEW)
+        found = analyse_text(raised(line), tagging_config=NEW)
         assert (found.category, found.fault) == ("storage", "platform"), line
 
 
@@ -65,9 +63,9 @@ def test_the_storage_errnos_are_still_the_platforms():
     "ray.exceptions.RayTaskError: 1 worker(s) were killed due to the node running low on memory.",
 ])
 def test_rays_memory_monitor_is_host_memory(line):
-    new = analyse_text(_raised(line), tagging_config=NEW)
+    new = analyse_text(raised(line), tagging_config=NEW)
     assert (new.category, new.rule) == ("cpu_oom", "cpu_oom.ray_memory_monitor")
-    assert analyse_text(_raised(line), tagging_config=OLD).category != "cpu_oom"
+    assert analyse_text(raised(line), tagging_config=OLD).category != "cpu_oom"
 
 
 def test_a_full_dev_shm_in_torch_shared_memory_is_host_memory_and_a_file_limit_is_said_plainly():
@@ -75,12 +73,12 @@ def test_a_full_dev_shm_in_torch_shared_memory_is_host_memory_and_a_file_limit_i
     opened = ("RuntimeError: unable to open shared memory object </torch_1234_5678901> in read-write mode: "
               "No space left on device (28)")
     for line in (full, opened):
-        new = analyse_text(_raised(line), tagging_config=NEW)
+        new = analyse_text(raised(line), tagging_config=NEW)
         assert (new.category, new.rule, new.fault) == ("cpu_oom", "cpu_oom.torch_shared_memory_full", "user")
-        assert analyse_text(_raised(line), tagging_config=OLD).category == "unclassified"
+        assert analyse_text(raised(line), tagging_config=OLD).category == "unclassified"
     limit = ("RuntimeError: unable to open shared memory object </torch_1234_5678901> in read-write mode: "
              "Too many open files (24)")
-    assert analyse_text(_raised(limit), tagging_config=NEW).rule == "unclassified.os_resource_limit"
+    assert analyse_text(raised(limit), tagging_config=NEW).rule == "unclassified.os_resource_limit"
 
 
 def test_the_nccl_heartbeat_monitor_is_a_hung_collective():
@@ -111,7 +109,7 @@ def test_a_lost_mpi_daemon_is_node_loss_and_names_the_lost_node(launcher, daemon
 
 
 def test_rays_node_died_error_is_node_loss():
-    log = _raised("ray.exceptions.NodeDiedError: Task failed because the node it ran on died or is unreachable.")
+    log = raised("ray.exceptions.NodeDiedError: Task failed because the node it ran on died or is unreachable.")
     new = analyse_text(log, tagging_config=NEW)
     assert (new.category, new.rule) == ("node_lost", "infra.ray_node_died_error")
     assert analyse_text(log, tagging_config=OLD).dimension != "infrastructure"

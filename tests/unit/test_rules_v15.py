@@ -4,12 +4,10 @@ unchanged."""
 import pytest
 
 from jobs_ingest.core import analyse_text
+from tests.devset import raised
 
 OLD, NEW = "tagging:2026-11x", "tagging:2026-11y"
 
-
-def _raised(line: str) -> str:
-    return f'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    main()\n{line}\n'
 
 
 @pytest.mark.parametrize("line, category, rule", [
@@ -36,13 +34,13 @@ def _raised(line: str) -> str:
      "timeout=10)", "unclassified", "unclassified.read_timed_out"),
 ])
 def test_producers_texts_of_version_15(line, category, rule):
-    new = analyse_text(_raised(line), tagging_config=NEW)
+    new = analyse_text(raised(line), tagging_config=NEW)
     assert (new.category, new.rule) == (category, rule)
     assert new.tagger_version == "15+i13+ml7+l2"
-    assert analyse_text(_raised(line), tagging_config=OLD).rule != rule   # released, unchanged
+    assert analyse_text(raised(line), tagging_config=OLD).rule != rule   # released, unchanged
 
 
 def test_an_object_stores_read_timeout_is_still_the_platforms():
     line = ("requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. "
             "(read timeout=10)")
-    assert analyse_text(_raised(line), tagging_config=NEW).category == "storage"
+    assert analyse_text(raised(line), tagging_config=NEW).category == "storage"

@@ -4,12 +4,10 @@ The released grouping:2026-11j is unchanged."""
 import pytest
 
 from jobs_ingest.core import analyse_text
+from tests.devset import raised
 
 OLD, NEW = "grouping:2026-11j", "grouping:2026-11k"
 
-
-def _raised(line: str) -> str:
-    return f'Traceback (most recent call last):\n  File "train.py", line 88, in main\n    step()\n{line}\n'
 
 
 @pytest.mark.parametrize("one, other", [
@@ -19,8 +17,8 @@ def _raised(line: str) -> str:
     ("Unable to determine the device handle for GPU00000000:3B:00.0: Unknown Error\n",
      "Unable to determine the device handle for GPU00000000:DB:00.0: Unknown Error\n"),
     # c10d's store timeout, set differently by two jobs
-    (_raised("torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"),
-     _raised("torch.distributed.DistStoreError: wait timeout after 600000ms, keys: /default_pg/0//cuda//0")),
+    (raised("torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0"),
+     raised("torch.distributed.DistStoreError: wait timeout after 600000ms, keys: /default_pg/0//cuda//0")),
     # a kubelet eviction on two nodes with different free memory
     ("Message: The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 8123456Ki.\n",
      "Message: The node was low on resource: ephemeral-storage. Threshold quantity: 20Gi, available: 912Ki.\n"),
@@ -30,8 +28,8 @@ def _raised(line: str) -> str:
      "gpu-node-17:48213:48590 [3] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer "
      "gpu-node-02<41231>\n"),
     # an ordinal
-    (_raised("RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 0th output."),
-     _raised("RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 1st output.")),
+    (raised("RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 0th output."),
+     raised("RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 1st output.")),
 ])
 def test_what_varies_between_runs_no_longer_splits_a_signature_or_a_cluster(one, other):
     new = [analyse_text(log, grouping_config=NEW) for log in (one, other)]
@@ -42,7 +40,7 @@ def test_what_varies_between_runs_no_longer_splits_a_signature_or_a_cluster(one,
 
 
 def test_what_names_the_failure_still_does():
-    a, b = (analyse_text(_raised(f"RuntimeError: expected scalar type {t} but found Float"), grouping_config=NEW)
+    a, b = (analyse_text(raised(f"RuntimeError: expected scalar type {t} but found Float"), grouping_config=NEW)
             for t in ("Half", "Double"))
     assert a.fingerprint != b.fingerprint                      # a dtype is not a unit
     x, y = (analyse_text(f"NVRM: Xid (PCI:0000:3b:00): {xid}, pid=1, {text}\n", grouping_config=NEW)
