@@ -597,6 +597,19 @@ TAGGING_CONFIGS += (replace(
     tag=tagger.RULES_V16.tag,
     infra_rules=infra.INFRA_V14,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11za",
+    changelog="Infrastructure rules version 15, from a second round of producers' templates: AMD GPUs (ROCr's ECC "
+              "faults and hardware exceptions, the amdgpu driver's ring timeouts, resets, lost VRAM, RAS errors), "
+              "Intel Gaudi (the habanalabs driver's heartbeat loss and resets; HCCL's rendezvous and handshake), "
+              "NVIDIA's device plugin short of healthy GPUs and DCGM's NVLink down, preemption by Kueue, Volcano, AWS's "
+              "spot notice and SkyPilot, KubeRay's lost head pod, EFA/UCX/mlx5 fabric errors, and file system clients "
+              "(Lustre, CephFS, JuiceFS, GPFS, Mountpoint for S3, blobfuse2, ESHUTDOWN on a path). Everything else as "
+              "in 2026-11z.",
+    tagger_version="16+i15+ml7+l2",
+    infra_rules=infra.INFRA_V15,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

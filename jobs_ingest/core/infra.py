@@ -565,3 +565,80 @@ INFRA_V13 = replace(INFRA_V12, version="13", rules=INFRA_V12.rules + _RULES_V13_
 # Version 14 (tagging:2026-11z): the same rules; the node a `kubectl describe pod` names ("Node:  gpu-node-07/10.1.2.7",
 # the pod's node name and host IP) is where the pod ran, as kube-scheduler's "Successfully assigned" event is.
 INFRA_V14 = replace(INFRA_V13, version="14", described_pod_node=True)
+
+
+# ------------------------------------------------------------------------------------------ version 15
+# Version 15 (tagging:2026-11za), from a second round of producers' templates (tests/fixtures/infra_templates:
+# amd_gaudi.tsv, fabric_storage.tsv, cluster_ops.tsv), each rule from its producer's source, none from a log we hold:
+# accelerators other than NVIDIA's, interconnects and file systems beyond NCCL and the object stores, and the cluster
+# software around a job.
+_RULES_V15_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    # AMD: ROCr's memory fault with an ECC reason and its hardware exceptions (runtime.cpp), the amdgpu driver's ring
+    # timeouts, resets, lost VRAM, a device lost from the bus, RAS uncorrectable errors and retired-page threshold
+    # (amdgpu_job.c, amdgpu_device.c, amdgpu_ras.c, amdgpu_ras_eeprom.c), rocm-smi without its driver.
+    ("infra.amd_gpu_fault", "gpu_hardware", 0.85,
+     r"\bReason: (?:DRAM|SRAM) ECC failure\b|\bHW Exception by GPU node-\d+ .{0,80}reason ?:(?:ECC|GPU Hang)"
+     r"|\bamdgpu: ring \S+ timeout\b|\bamdgpu: GPU reset(?:\(\d+\))? (?:begin|failed|succeeded)"
+     r"|\bVRAM is lost due to GPU reset\b|\bamdgpu: device lost from bus\b"
+     r"|\bamdgpu: \{\d+\}(?:\d+ )?uncorrectable hardware errors?\b.{0,80}\bdetected\b"
+     r"|\bSaved bad pages \d+ reaches threshold value\b|\bDriver not initialized \(amdgpu not found in modules\)"),
+    # Intel Gaudi: the habanalabs driver's heartbeat loss, reset, the SIGKILL it sends before one, a device left
+    # unusable, an ECC error (device.c).
+    ("infra.gaudi_device_fault", "gpu_hardware", 0.85,
+     r"\bhabanalabs \S+: (?:Device heartbeat failed|Going to reset device|Killing user process pid=\d+"
+     r"|.{0,40}Failed to reset! Device is NOT usable|ECC error detected)"),
+    # NVIDIA's device plugin short of healthy GPUs at admission (kubelet: "Allocate failed due to requested number of
+    # devices unavailable for nvidia.com/gpu"), DCGM's NVLink health ("GPU 4's NvLink link 11 is currently down").
+    ("infra.gpu_unhealthy_at_admission", "gpu_hardware", 0.6,
+     r"Allocate failed due to requested number of devices unavailable for nvidia\.com/gpu"),
+    ("infra.dcgm_nvlink_down", "gpu_hardware", 0.85, r"\bGPU \d+'s NvLink link \d+ is currently down\b"),
+    # Preemption by the schedulers on Kubernetes and the clouds: Kueue ("Preempted to accommodate a workload"),
+    # Volcano ("Pod is evicted, because of preempt"), AWS's node termination handler ("Spot ITN received"),
+    # SkyPilot's managed jobs ("Cluster is preempted or failed", "The cluster is preempted before the job is
+    # submitted").
+    ("infra.scheduler_preempted", "preempted", 0.8,
+     r"\bPreempted to accommodate a workload\b|\bPod is evicted, because of preempt\b|\bSpot ITN received\b"
+     r"|\bCluster is preempted or failed\b|\bThe cluster is preempted before the job is submitted\b"),
+    # KubeRay when the head pod is gone ("Ray head pod not found.").
+    ("infra.ray_head_pod_lost", "node_lost", 0.6, r"\bRay head pod not found\b"),
+    # Gaudi's collective library: the coordinator, its connection and rendezvous (hlcp_server.cpp, hlcp_client.cpp),
+    # and the first handshake between ranks (hccl_communicator.cpp).
+    ("infra.hccl_rendezvous", "network_rendezvous", 0.7,
+     r"Creating coordinator server \(\S+\) failed|\bConnect to server ended with timeout\. ip \S+"
+     r"|\btimeout \(comm: \d+ +rendezvous\) expired while waiting for\b"),
+    ("infra.hccl_handshake", "collective_communication", 0.75, r"\bHandshake1 with remote ranks failed\b"),
+    # The fabric under NCCL: aws-ofi-nccl's failed completions on EFA ("NCCL WARN NET/OFI Request 0x... (send)
+    # completed with error"), UCX's InfiniBand transport errors (ib_mlx5_log.c, ucp_ep.c), the mlx5 driver's health
+    # poll, a bad cable and a link down (health.c, events.c, en_main.c).
+    ("infra.fabric_error", "collective_communication", 0.75,
+     r"\bNET/OFI Request \S+ \(\w+\) completed with error\b"
+     r"|\bUCX +ERROR (?:Transport retry count exceeded|Remote access error)\b|\bUCX +ERROR .{0,120}'Endpoint timeout'"
+     r"|\bmlx5_core \S+: poll_health.{0,40}device's health compromised\b"
+     r"|\bmlx5_core \S+: Port module event\[error\].{0,80}\bCable error\b|\bmlx5_core \S+ \S+: Link down\b"),
+    # File systems and data mounts: a Lustre client's lost connection, eviction, slow-reply timeout, failed
+    # operation or discarded dirty pages (import.c, client.c, llite_lib.c); ESHUTDOWN on a path (a Lustre or network
+    # mount that evicted the client, as ENOTCONN on a path is a FUSE mount gone); Mountpoint for S3's I/O error;
+    # blobfuse2's failed download; JuiceFS's failed reads, uploads and metadata sessions; the CephFS kernel client's
+    # stale caps, blocklisted session and lost monitor (mds_client.c, mon_client.c); GPFS forcing a file system off.
+    ("infra.filesystem_client_error", "storage", 0.75,
+     r"\bLustre(?:Error)?: .{0,200}(?:Connection to \S+ \(at \S+\) was lost|This client was evicted by"
+     r"|Request sent has timed out for slow reply|operation \w+ to node \S+ failed: rc = -\d+|dirty page discard)"
+     r"|Cannot send after transport endpoint shutdown: ['\"]?/|\bfuser::request: \w+ failed with errno 5: "
+     r"|\bblobfuse2\[\d+\] : .{0,200}LOG_ERR .{0,200}Failed to download blob"
+     r"|\bjuicefs\[\d+\] <(?:WARNING|ERROR)>: (?:fail to read sliceId|upload inode: \d+ .{0,80}\bfail\b|Refresh session \d+: )"
+     r"|\bceph: .{0,80}(?:caps stale|session blocklisted)|\blibceph: mon\d+ .{0,60}session lost"
+     r"|\bThe file system \S+ was forced to unmount\b"),
+]]
+_KEYWORDS_V15 = ("ecc failure", "hw exception", "amdgpu", "vram is lost", "bad pages", "habanalabs",
+                 "devices unavailable", "nvlink link", "preempted to accommodate", "because of preempt", "spot itn",
+                 "preempted or failed", "cluster is preempted", "head pod not found", "coordinator server",
+                 "connect to server ended", "rendezvous) expired", "handshake1", "net/ofi", "ucx", "mlx5_core",
+                 "lustre", "transport endpoint shutdown", "fuser::request", "blobfuse2", "juicefs", "ceph:",
+                 "libceph", "forced to unmount")
+# Ray's NodeDiedError explains itself with "This can happen if the node was preempted, had a hardware failure, or its
+# raylet crashed": a possibility, which version 1's death-cause rule ("node was preempted") read as the cause.
+_RAY_PREEMPTED_V15 = re.compile(r"(?<!\bif the )\bnode was preempted\b", re.I)
+INFRA_V15 = replace(INFRA_V14, version="15",
+                    rules=[(rid, cat, conf, _RAY_PREEMPTED_V15 if rid == "infra.ray_node_preempted" else pattern)
+                           for rid, cat, conf, pattern in INFRA_V14.rules] + _RULES_V15_ADDED,
+                    keywords=INFRA_V14.keywords + _KEYWORDS_V15)

@@ -22,10 +22,14 @@ OTHER_CATEGORY = {
     "socketStartConnect": "NCCL's own socket connect failures read as the collective's",
     "socketPollConnect": "NCCL's own socket connect failures read as the collective's",
     "ephemeral-storage": "a node-pressure eviction reads as the node's, whatever resource ran low",
+    "Unable to retrieve completion queue entries": "an EIO from the EFA plugin's completion queue reads as storage's "
+                                                   "EIO, which outranks the collective",
 }
 KNOWN_MISSES = {
     "(NodeDown)": "a pending job's reason: nothing failed yet",
     "LocalEntryNotFoundError": "the Hub unreachable from a node without internet is usually the job's set-up",
+    "NVLink training failed": "Fabric Manager is closed source: its example's wording is the reader's, not a source's",
+    "will change into status 'Preempt'": "read only in a README's example, not in a source",
 }
 
 
