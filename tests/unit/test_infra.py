@@ -562,6 +562,8 @@ def _heldout_figures(rules):
 # daemon, Ray's NodeDiedError, from the producers' texts): unchanged, 33/39, 19/22, 10/13.
 # Measured once on 2026-11-29 (session 17) with INFRA_V14 (frozen in f8d0e76; kubectl describe pod's Node: line):
 # unchanged, 33/39, 19/22, 10/13.
+# Measured once on 2026-11-29 (session 17) with INFRA_V15 (frozen in b09948c; a second round of producers' templates:
+# AMD, Gaudi, device plugin, DCGM, Kubernetes schedulers, fabric, file systems): unchanged, 33/39, 19/22, 10/13.
 # Below the issue's targets, so expected to fail until rules improve from new dev evidence (never from these).
 @pytest.mark.xfail(reason="held-out figures below issue #15's targets (see comment above)", strict=False)
 @pytest.mark.skipif(not _cases("heldout"), reason="no held-out fixtures")
