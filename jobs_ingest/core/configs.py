@@ -610,6 +610,18 @@ TAGGING_CONFIGS += (replace(
     tagger_version="16+i15+ml7+l2",
     infra_rules=infra.INFRA_V15,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zb",
+    changelog="Rules version 17, from a second round of program templates (OpenMMLab, detectron2, ultralytics, fairseq, "
+              "ESPnet, OpenNMT-py, torchaudio, soundfile): texts version 16 left unclassified or read as a missing "
+              "path, a syntax error or a missing key although they say otherwise (ultralytics' SyntaxError for a data "
+              "YAML key or an argument, a registry's duplicate name, an audio backend that is not installed, fairseq's "
+              "checkpoint, dictionary and argument checks, mmcv's ops, data readers' rejections...). Everything else as "
+              "in 2026-11za.",
+    tagger_version="17+i15+ml7+l2",
+    tag=tagger.RULES_V17.tag,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

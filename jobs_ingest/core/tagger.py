@@ -1157,3 +1157,73 @@ RULES_V16 = RuleSetV12("16", RULES_V16_FIRST + RULES_V15.message_rules[:len(RULE
                        + RULES_V14_FIRST + RULES_V13.message_rules
                        + [rule for rule in RULES_V15_ADDED if rule[0] != "corrupt_data.archive_or_yaml"]
                        + RULES_V16_ADDED + RULES_V14_LAST, TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 17
+# Tagging config "tagging:2026-11zb". From a second round of program templates (tests/fixtures/program_templates:
+# openmmlab_detectron2.tsv, toolkits.tsv), where version 16 said nothing or read a missing path, a syntax error or a
+# missing key into a text that says otherwise. First, before the path, syntax and key rules that misread them:
+RULES_V17_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # ultralytics raises SyntaxError for a data YAML or an argument it rejects (data/utils.py, cfg/__init__.py): "data.yaml
+    # 'train:' key missing ❌", "'names' length 3 and 'nc: 80' must match", "'image_weights' is not a valid YOLO argument".
+    ("key_not_found.ultralytics_data_yaml", "key_not_found", 0.85, r"\bkey missing ❌"),
+    ("illegal_argument.ultralytics_arguments", "illegal_argument", 0.85,
+     r"'names' length \d+ and 'nc: \d+' must match|\bis not a valid YOLO argument\b"),
+    # A key error that is not a missing key: a registry's duplicate name (mmengine/mmcv Registry: "X is already
+    # registered in model at ..."), a config's duplicate base keys, a config list index ("Index 3 exceeds the length of
+    # list").
+    ("framework_api_misuse.already_registered", "framework_api_misuse", 0.8, r"\bis already registered in \w+"),
+    ("illegal_argument.config_duplicate_key", "illegal_argument", 0.8, r"\bDuplicate key is not allowed among bases\b"),
+    ("illegal_index.config_list_index", "illegal_index", 0.8, r"\bIndex -?\d+ exceeds the length of list\b"),
+    # mmcv's checkpoint loader on a file without weights ("No state_dict found in checkpoint file X"): the path rules
+    # read its "found ... file" as a missing path.
+    ("corrupt_data.no_state_dict_in_checkpoint", "corrupt_data", 0.8, r"\bNo state_dict found in checkpoint file\b"),
+    # Audio I/O without its native library: torchaudio ("Couldn't find appropriate backend to handle uri X"),
+    # soundfile ("sndfile library not found", cffi's "cannot load library 'libsndfile").
+    ("library_not_found.audio_backend", "library_not_found", 0.85,
+     r"\bCouldn't find appropriate backend to handle uri\b|\bsndfile library not found\b|cannot load library '?libsndfile"),
+    # OSErrors that name no missing path: mmengine's config loader ("Only py/yml/yaml/json type are supported now!"),
+    # OpenNMT-py's vocabulary guard ("path X exists, stop.") and corpus reader ("Empty line in corpus_1#10452").
+    ("illegal_argument.config_file_type", "illegal_argument", 0.8, r"\bOnly py/yml/yaml/json type are supported\b"),
+    ("illegal_argument.onmt_path_exists", "illegal_argument", 0.75, r"\bpath \S+ exists, stop\b"),
+    ("corrupt_data.onmt_empty_line", "corrupt_data", 0.75, r"\bEmpty line +in \S+#\d+"),
+]]
+RULES_V17_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # fairseq: a checkpoint that is not one of its own ("Neither args nor cfg exist in state keys"), one of another
+    # architecture ("Cannot load model parameters from checkpoint X; please ensure that the architectures match"), a
+    # dictionary with an encoding or duplicate problem, a sample longer than the model takes, a language pair it
+    # cannot infer, a dummy batch never set (too few examples for the batch).
+    ("corrupt_data.fairseq_data", "corrupt_data", 0.8,
+     r"\bNeither args nor cfg exist in state keys\b|\bDuplicate word found when loading Dictionary\b"),
+    ("tensor_mismatch.fairseq_architecture", "tensor_mismatch", 0.85,
+     r"\bCannot load model parameters from checkpoint \S+; please ensure that the architectures match\b"),
+    ("unexpected_encoding.fairseq_dictionary", "unexpected_encoding", 0.85, r"\bIncorrect encoding detected in \S+"),
+    ("illegal_argument.fairseq_arguments", "illegal_argument", 0.8,
+     r"\bSize of sample #\d+ is invalid \(=\d+\) since max_positions=|\bCould not infer language pair\b"
+     r"|\bTrying to use an uninitialized 'dummy' batch\b"),
+    # Data a reader rejects: ultralytics ("No valid images found in X. Images with incorrectly formatted labels are
+    # ignored"), soundfile ("Error opening 'x.mp3': Format not recognised."), ESPnet's Kaldi-style lists ("scp file
+    # must have two or more columns", "utt_0012 is duplicated (dump/raw/train/text:13)", "keys are mismatched
+    # between"), detectron2's annotation sizes (SizeMismatchError "Mismatched image shape for image").
+    ("corrupt_data.reader_rejects_data", "corrupt_data", 0.8,
+     r"\bNo valid images found in \S+\. Images with incorrectly formatted labels\b|\bError opening .{1,300}: Format not recognised\b"
+     r"|\bscp file must have two or more columns\b|\bis duplicated \([^()\s]+:\d+\)|\bkeys are mismatched between\b"
+     r"|\bMismatched image shape for image\b"),
+    # soundfile on a file it cannot open at all ("Error opening '/data/wavs/utt001.wav': System error."): libsndfile's
+    # word for a file that is not there or not readable.
+    ("path_not_found.soundfile_open", "path_not_found", 0.7, r"\bError opening .{1,300}: System error\b"),
+    # detectron2's model zoo ("model not present in the catalog: ImageNetPretrained/MSRA/R-50-typo").
+    ("key_not_found.model_catalog", "key_not_found", 0.8, r"\bmodel not present in the catalog\b"),
+    # mmcv's ops: tensors on different devices ("roi_align_forward_impl: at param 1, inconsistent device: cpu vs
+    # cuda:0"), ops built without this device or missing from its extension ("nms_impl: implementation for device
+    # cuda:0 not found", "nms_rotated miss in module _ext").
+    ("framework_api_misuse.mmcv_op_device", "framework_api_misuse", 0.8, r"\bat param \d+, inconsistent device: \w+"),
+    ("library_not_found.mmcv_op_missing", "library_not_found", 0.8,
+     r"\bimplementation for device \S+ not found\b|\b\w+ miss in module _ext\b"),
+    # mmengine's Runner asked to train without a train loop ("`self._train_loop` should not be None when calling train
+    # method").
+    ("framework_api_misuse.mmengine_loop", "framework_api_misuse", 0.8, r"`self\._(?:train|val|test)_loop` should not be None"),
+]]
+RULES_V17 = RuleSetV12("17", RULES_V17_FIRST + RULES_V16.message_rules[:-len(RULES_V14_LAST)] + RULES_V17_ADDED
+                       + RULES_V14_LAST, TYPE_DEFAULTS_V10)
+assert RULES_V16.message_rules[-len(RULES_V14_LAST):] == RULES_V14_LAST   # the errno rules stay last
