@@ -10,9 +10,10 @@ from .pipeline import analyse_text
 from .taxonomy import why_unclassified
 
 # The config ids come last so that outputs of one config compare line by line with older outputs.
-OUTPUT_FIELDS = ("category", "dimension", "confidence", "rule", "failure_line", "exception_type",
-                 "fingerprint", "stage", "retry_advice", "grouping_config", "tagging_config", "fault",
-                 "suspect_nodes", "cluster", "cluster_message", "why_unclassified")
+ANALYSIS_FIELDS = ("category", "dimension", "confidence", "rule", "failure_line", "exception_type",
+                   "fingerprint", "stage", "retry_advice", "grouping_config", "tagging_config", "fault",
+                   "suspect_nodes", "cluster", "cluster_message")
+OUTPUT_FIELDS = ANALYSIS_FIELDS + ("why_unclassified",)   # "" when the rules gave a category
 
 
 def tag_record(record: dict, *, grouping: str | GroupingConfig | None = None,
@@ -25,8 +26,8 @@ def tag_record(record: dict, *, grouping: str | GroupingConfig | None = None,
     analysis = analyse_text(log, exit_code=_int_or_none(record.get("exit_code")), signal=record.get("signal"),
                             grouping_config=grouping, tagging_config=tagging)
     out = {"id": record.get("id")}
-    out.update({name: getattr(analysis, name) for name in OUTPUT_FIELDS[:-1]})
-    out["why_unclassified"] = why_unclassified(analysis.rule)   # "" when the rules gave a category
+    out.update({name: getattr(analysis, name) for name in ANALYSIS_FIELDS})
+    out["why_unclassified"] = why_unclassified(analysis.rule)
     return out
 
 

@@ -1050,6 +1050,7 @@ RULES_V15 = RuleSetV12("15", RULES_V15_FIRST + RULES_V14_FIRST + RULES_V13.messa
 # or read a missing path, a weak type default or the wrong kind into them. Where the templates' readers chose another
 # category than a rule the taxonomy backs, the rule stands (the table in the fixtures' README).
 # First, texts that the path and attribute rules misread:
+_ARCHIVE_OR_YAML = next(rule for rule in RULES_V15_ADDED if rule[0] == "corrupt_data.archive_or_yaml")
 RULES_V16_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
     # PyTorch's dispatcher ("Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. ... or was omitted
     # during the selective/custom build process"): no kernel for this backend; its "selective/custom" read as a path.
@@ -1079,7 +1080,7 @@ RULES_V16_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
     ("corrupt_data.hf_config_not_json", "corrupt_data", 0.85, r"\bis not a valid JSON file\b"),
     ("path_not_found.hf_repo_id_is_a_path", "path_not_found", 0.8,
      r"Repo id must be in the form 'repo_name' or 'namespace/repo_name': '(?:/|\.{1,2}/|~)"),
-]] + [next(rule for rule in RULES_V15_ADDED if rule[0] == "corrupt_data.archive_or_yaml")]  # before the path rules too
+]] + [_ARCHIVE_OR_YAML]   # version 15's, before the path rules now
 RULES_V16_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
     # torchvision's datasets with no data where they look ("Dataset not found or corrupted. You can use download=True
     # to download it"; ImageFolder's "Found 0 images in subfolders of /data/train").
@@ -1153,10 +1154,11 @@ RULES_V16_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
     # conda given an environment that is not there ("Not a conda environment: /home/u/miniconda3/envs/train").
     ("path_not_found.conda_environment", "path_not_found", 0.8, r"\bNot a conda environment: \S"),
 ]]
-RULES_V16 = RuleSetV12("16", RULES_V16_FIRST + RULES_V15.message_rules[:len(RULES_V15_FIRST)]
-                       + RULES_V14_FIRST + RULES_V13.message_rules
-                       + [rule for rule in RULES_V15_ADDED if rule[0] != "corrupt_data.archive_or_yaml"]
-                       + RULES_V16_ADDED + RULES_V14_LAST, TYPE_DEFAULTS_V10)
+# Every rule of version 16 but the errno rules, which stay last in every later version too.
+_RULES_V16_BEFORE_ERRNOS = (RULES_V16_FIRST + RULES_V15_FIRST + RULES_V14_FIRST + RULES_V13.message_rules
+                            + [rule for rule in RULES_V15_ADDED if rule is not _ARCHIVE_OR_YAML]
+                            + RULES_V16_ADDED)
+RULES_V16 = RuleSetV12("16", _RULES_V16_BEFORE_ERRNOS + RULES_V14_LAST, TYPE_DEFAULTS_V10)
 
 
 # ------------------------------------------------------------------------------------------ version 17
@@ -1224,6 +1226,5 @@ RULES_V17_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
     # method").
     ("framework_api_misuse.mmengine_loop", "framework_api_misuse", 0.8, r"`self\._(?:train|val|test)_loop` should not be None"),
 ]]
-RULES_V17 = RuleSetV12("17", RULES_V17_FIRST + RULES_V16.message_rules[:-len(RULES_V14_LAST)] + RULES_V17_ADDED
-                       + RULES_V14_LAST, TYPE_DEFAULTS_V10)
-assert RULES_V16.message_rules[-len(RULES_V14_LAST):] == RULES_V14_LAST   # the errno rules stay last
+RULES_V17 = RuleSetV12("17", RULES_V17_FIRST + _RULES_V16_BEFORE_ERRNOS + RULES_V17_ADDED + RULES_V14_LAST,
+                       TYPE_DEFAULTS_V10)
