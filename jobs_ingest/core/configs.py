@@ -622,6 +622,15 @@ TAGGING_CONFIGS += (replace(
     tagger_version="17+i15+ml7+l2",
     tag=tagger.RULES_V17.tag,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zc",
+    changelog="The learned fallback ml8: ml7's recipe, trained on ml7's data plus heldout6 (retired into training data "
+              "when heldout7 was collected) and the 471 program templates with a study category, each with its "
+              "reader's category (bench/learned.md). Rules as in 2026-11zb.",
+    tagger_version="17+i15+ml8+l2",
+    learned_model="learned_model_ml8.json",
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

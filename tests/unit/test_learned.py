@@ -35,11 +35,15 @@ def model():
 
 def held_out_at_release(training_files: list[str], artefact: str) -> list[str]:
     """The training files that were held out when this artefact was released: the infrastructure slices and
-    heldout6 and heldout7 always; heldout2-5 until ml7, which retired heldout3-5 into training data (bench/learned.md)."""
-    held = ["fixtures", "heldout6", "heldout7", "issues_heldout2"]
+    heldout7 always; heldout2-5 until ml7, which retired heldout3-5 into training data, and heldout6 and the program
+    templates until ml8 (bench/learned.md)."""
+    held = ["fixtures/infra", "heldout7", "issues_heldout2"]
     release = re.search(r"_ml(\d+)\.json$", artefact)
-    if (int(release.group(1)) if release else 1) < 7:              # learned_model.json is the first model
+    number = int(release.group(1)) if release else 1                # learned_model.json is the first model
+    if number < 7:
         held += ["heldout3", "heldout4", "heldout5"]
+    if number < 8:
+        held += ["heldout6", "program_templates"]
     return [f for f in training_files if any(h in f for h in held)]
 
 
