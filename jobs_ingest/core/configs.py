@@ -631,6 +631,16 @@ TAGGING_CONFIGS += (replace(
     tagger_version="17+i15+ml8+l2",
     learned_model="learned_model_ml8.json",
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zd",
+    changelog="Infrastructure rules version 16: a node the launcher cannot reach over ssh (OpenSSH's 'ssh: connect to "
+              "host X port 22: No route to host', timed out, refused...; DeepSpeed's pdsh runner, mpirun) is node_lost, "
+              "to retry without it; a server or node named by name where only its address was read (the NFS client's "
+              "server, ssh's and pdsh's target) is a suspect node. Everything else as in 2026-11zc.",
+    tagger_version="17+i16+ml8+l2",
+    infra_rules=infra.INFRA_V16,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -265,6 +265,8 @@ class InfraRules:
                                         # the scheduler placed the job (nodes.hosts_in)
     lost_daemon_hosts: bool = False     # version 13: ... and the node of the daemon Open MPI's launcher lost
     described_pod_node: bool = False    # version 14: ... and the node `kubectl describe pod` says the pod ran on
+    named_server_hosts: bool = False    # version 16: ... and a server or node named by its name where only its address
+                                        # was read (the NFS client's server, ssh's and pdsh's target)
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
                scheduler_state: str | None = None, host_lines: list[str] | None = None) -> InfraFinding | None:
@@ -309,7 +311,7 @@ class InfraRules:
         """The hosts these rules read in failure lines (nodes.hosts_in with this version's forms)."""
         return hosts_in(lines, syslog_hosts=self.syslog_hosts, iso_syslog_hosts=self.iso_syslog_hosts,
                         failed_node_reports=self.failed_node_reports, lost_daemon_hosts=self.lost_daemon_hosts,
-                        described_pod_node=self.described_pod_node)
+                        described_pod_node=self.described_pod_node, named_server_hosts=self.named_server_hosts)
 
     def _hosts(self, tail: list[str], host_tail: list[str]) -> tuple[str, ...]:
         """Hosts of the failure lines. Before version 7, read in the lines as stored; from version 7, in the lines as
@@ -642,3 +644,20 @@ INFRA_V15 = replace(INFRA_V14, version="15",
                     rules=[(rid, cat, conf, _RAY_PREEMPTED_V15 if rid == "infra.ray_node_preempted" else pattern)
                            for rid, cat, conf, pattern in INFRA_V14.rules] + _RULES_V15_ADDED,
                     keywords=INFRA_V14.keywords + _KEYWORDS_V15)
+
+
+# ------------------------------------------------------------------------------------------ version 16
+# Version 16 (tagging:2026-11zd): the launchers that reach a job's nodes over ssh (DeepSpeed's multi-node runner through
+# pdsh, mpirun's rsh agent, the MPI operator's launcher) and the node they could not reach. OpenSSH's client says
+# "ssh: connect to host %s port %s: %s" with strerror (sshconnect.c); a node that does not answer (timed out, no route,
+# host down, network unreachable) or refuses (no sshd) is the node's failure, to retry without it. What a user's set-up
+# causes says otherwise and stays the program's: "Could not resolve hostname" (a wrong host file), "Permission denied
+# (publickey)", "Host key verification failed". From the producers' sources (tests/fixtures/infra_templates/
+# launchers.tsv), none from a log we hold.
+_RULES_V16_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, re.compile(p, re.I)) for rid, cat, conf, p in [
+    ("infra.ssh_node_unreachable", "node_lost", 0.7,
+     r"\bssh: connect to host \S+ port \d+: (?:Connection timed out|No route to host|Host is down"
+     r"|Network is unreachable|Connection refused)\b"),
+]]
+INFRA_V16 = replace(INFRA_V15, version="16", rules=INFRA_V15.rules + _RULES_V16_ADDED,
+                    keywords=INFRA_V15.keywords + ("ssh: connect to host",), named_server_hosts=True)

@@ -176,9 +176,18 @@ _RAY_ACTOR_IP = re.compile(r"^\s+ip: ([0-9A-Fa-f:.]+|" + _HOST + r")\s*$")
 _RAY_FIELDS = 8
 
 
+# Where a producer names a server or node by whatever name it was given, a name is as good as the address the other
+# forms read: the Linux NFS client's "%s: server %s not responding" / "... OK" (net/sunrpc/clnt.c, cl_hostname),
+# OpenSSH's "ssh: connect to host %s port %s: %s" (sshconnect.c) and pdsh's "%p: %S: ssh exited with exit code %d"
+# (pdsh src/common/pipecmd.c; %S is the target node).
+_NAMED_SERVERS = re.compile(r"\bnfs: server (" + _HOST + r") (?:not responding|OK)\b"
+                            r"|\bssh: connect to host (" + _HOST + r") port \d+: "
+                            r"|^(?:\S+: )?pdsh@\S+: (" + _HOST + r"): \w+ exited with exit code \d+")
+
+
 def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: bool = False,
              failed_node_reports: bool = False, lost_daemon_hosts: bool = False,
-             described_pod_node: bool = False) -> list[str]:
+             described_pod_node: bool = False, named_server_hosts: bool = False) -> list[str]:
     """Host names and IP addresses that identify a node in the failure lines, in order of appearance.
 
     Versions, timestamps, PCI bus ids and file paths are not hosts; loopback and unspecified
@@ -201,6 +210,9 @@ def hosts_in(lines: list[str], *, syslog_hosts: bool = False, iso_syslog_hosts: 
             hosts += _cleaned([m.group(1)])
         if described_pod_node and "Node:" in line and (m := _DESCRIBED_POD_NODE.match(line)):
             hosts += _cleaned([m.group(1)])
+        if named_server_hosts and ("nfs: " in line or "ssh" in line):
+            for m in _NAMED_SERVERS.finditer(line):
+                hosts += _cleaned(filter(None, m.groups()))
         ray_fields = _RAY_FIELDS if _RAY_ACTOR_DIED.search(line) else max(ray_fields - 1, 0)
         if ray_fields and (m := _RAY_ACTOR_IP.match(line)):
             hosts += _cleaned([m.group(1)])

@@ -155,8 +155,10 @@ def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
 
 
 def test_the_newest_tagging_config_uses_the_newest_infrastructure_rules():
-    from jobs_ingest.core.infra import INFRA_V9, INFRA_V10, INFRA_V11, INFRA_V12, INFRA_V13, INFRA_V14, INFRA_V15
-    assert configs.tagging_config().infra_rules is INFRA_V15
+    from jobs_ingest.core.infra import (INFRA_V9, INFRA_V10, INFRA_V11, INFRA_V12, INFRA_V13, INFRA_V14, INFRA_V15,
+                                        INFRA_V16)
+    assert configs.tagging_config().infra_rules is INFRA_V16
+    assert configs.tagging_config("tagging:2026-11zc").infra_rules is INFRA_V15
     assert configs.tagging_config("tagging:2026-11z").infra_rules is INFRA_V14
     assert configs.tagging_config("tagging:2026-11y").infra_rules is INFRA_V13
     assert configs.tagging_config("tagging:2026-11w").infra_rules is INFRA_V12
