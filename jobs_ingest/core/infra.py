@@ -10,6 +10,7 @@ Released rule sets (INFRA_V1, ...) never change; a tagging config names the one 
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 from dataclasses import dataclass, replace
@@ -245,6 +246,25 @@ def _state(scheduler_state: str | None) -> tuple[str, str, float] | None:
     return _STATES.get(key) or _STATES.get(key.replace("_", ""))
 
 
+def _trie_pattern(words) -> re.Pattern:
+    """A pattern that matches where any of `words` starts, built as a trie ("nccl", "nvlink" -> "n(?:ccl|vlink)")."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def alternatives(node: dict) -> str:
+        branches = [re.escape(char) + alternatives(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        group = branches[0] if len(branches) == 1 and "" not in node else "(?:" + "|".join(branches) + ")"
+        return group + "?" if "" in node else group
+
+    return re.compile(alternatives(trie))
+
+
 @dataclass(frozen=True)
 class InfraRules:
     """One released set of infrastructure rules. Released sets never change: a new rule is a new set with
@@ -267,6 +287,12 @@ class InfraRules:
     described_pod_node: bool = False    # version 14: ... and the node `kubectl describe pod` says the pod ran on
     named_server_hosts: bool = False    # version 16: ... and a server or node named by its name where only its address
                                         # was read (the NFS client's server, ssh's and pdsh's target)
+
+    @functools.cached_property
+    def keyword_pattern(self) -> re.Pattern:
+        """Every keyword as one pattern, a trie of them (one character test per position, not one scan per keyword);
+        none spans a line break."""
+        return _trie_pattern(dict.fromkeys(self.keywords))
 
     def detect(self, lines: list[str], *, exit_code: int | None = None, signal: int | str | None = None,
                scheduler_state: str | None = None, host_lines: list[str] | None = None) -> InfraFinding | None:
@@ -326,15 +352,19 @@ class InfraRules:
 
     def _best(self, tail: list[str], offset: int, host_tail: list[str]) -> InfraFinding | None:
         """The highest-priority category found in the tail; within it the rule order, then the latest line."""
-        low = "\n".join(tail).lower()
+        text = "\n".join(tail)
+        low = text.lower()
         starts = list(itertools.accumulate((len(line) + 1 for line in tail[:-1]), initial=0))
         candidates: set[int] = set()
-        for key in self.keywords:
-            at = low.find(key)
-            while at != -1:
-                line_index = bisect.bisect_right(starts, at) - 1
-                candidates.add(line_index)
-                at = low.find(key, starts[line_index + 1] if line_index + 1 < len(starts) else len(low))
+        if len(low) == len(text):      # the lines that hold a keyword: one pass
+            candidates.update(bisect.bisect_right(starts, m.start()) - 1 for m in self.keyword_pattern.finditer(low))
+        else:                          # lowering changed a length ("İ"): the lines as the keywords' scans placed them
+            for key in self.keywords:
+                at = low.find(key)
+                while at != -1:
+                    line_index = bisect.bisect_right(starts, at) - 1
+                    candidates.add(line_index)
+                    at = low.find(key, starts[line_index + 1] if line_index + 1 < len(starts) else len(low))
         best, chosen = None, None  # key: (category rank, rule rank, -line index)
         for index in candidates:
             for rule_rank, rule, category, confidence in self._matches(tail[index], tail[index].lower()):

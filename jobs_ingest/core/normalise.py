@@ -96,6 +96,7 @@ _PCI = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{4}):[0-9A-Fa-f
 _UNIT_NUMBER = re.compile(r"(?<![\w.<>])\d+(?:\.\d+)?(?=(?:ns|us|ms|s|sec|min|h|Ki|Mi|Gi|Ti|Pi)\b)")
 _ORDINAL = re.compile(r"(?<![\w.<>])\d+(?:st|nd|rd|th)\b")
 _PORT = re.compile(r"(?<=[\w>])<\d{1,5}>")
+_DIGIT = re.compile(r"\d")   # each mask above needs one: a text without is returned as it is
 
 
 def mask_pci(text: str) -> str:
@@ -105,7 +106,7 @@ def mask_pci(text: str) -> str:
 
 def mask_units(masked: str) -> str:
     """A masked text with numbers glued to units, ordinals and ports after hosts masked too (normaliser 12)."""
-    if not any(c.isdigit() for c in masked):
+    if not _DIGIT.search(masked):
         return masked
     return _UNIT_NUMBER.sub("<NUM>", _ORDINAL.sub("<NUM>th", _PORT.sub("<PORT>", masked)))
 

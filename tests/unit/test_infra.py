@@ -148,6 +148,23 @@ def test_version_2_knows_more_producer_texts_and_version_1_is_unchanged(line, ca
     assert INFRA_V1.detect(["step 100 loss 2.31", line]) is None   # a released set never changes
 
 
+def test_the_keyword_trie_finds_every_keyword_and_nothing_else():
+    from jobs_ingest.core.infra import _trie_pattern
+    pattern = _trie_pattern(["xid", "sxid", "nccl", "nvlink", "(dbe)", "errno 5]", "ecc"])
+    for word in ["xid", "sxid", "nccl", "nvlink", "(dbe)", "errno 5]", "ecc"]:
+        assert pattern.search(f"before {word} after").group() in word
+    assert pattern.search("no keyword here: dbe, errno 5, nvlin, ec c") is None
+    rules = configs.tagging_config().infra_rules
+    assert all(rules.keyword_pattern.match(k) for k in rules.keywords)
+
+
+def test_a_line_whose_lowering_changes_its_length_does_not_hide_the_failure_after_it():
+    lines = ["İİİ Sunucu hazırlanıyor", "[E ProcessGroupNCCL.cpp:1182] [Rank 1] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=91, OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out."]
+    found = configs.tagging_config().infra_rules.detect(lines)
+    assert found is not None and found.category == "collective_communication" and found.evidence_index == 1
+
+
 def test_nccl_cuda_error_beside_a_program_failure_stays_the_programs():
     for program in ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
                     "RuntimeError: CUDA error: device-side assert triggered"):
