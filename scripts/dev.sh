@@ -97,7 +97,7 @@ say "celery worker ready (pid $WORKER)"
 
 if [[ "${DEV_SKIP_INGEST:-0}" != 1 ]]; then
     say "ingesting the demo data set (demo/) through the pipeline ..."
-    python manage.py ingest_dir demo --wait
+    python manage.py ingest_dir demo --shift-to-now --wait   # as if the demo's six weeks had just ended
     say "demo teams, members, a manager and triage decisions (demo/judgments.json) ..."
     python manage.py demo_triage
 fi

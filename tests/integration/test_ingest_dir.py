@@ -46,6 +46,21 @@ def test_ingesting_the_same_folder_twice_changes_nothing(celery_worker):
     assert sorted(Failure.objects.values_list("job__external_id", "category", "signature__fingerprint")) == before
 
 
+def test_a_recorded_workload_is_moved_to_now_keeping_its_hours_and_costs(celery_worker):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    out, _ = ingest(FIXTURE, "--shift-to-now", "--wait", "--timeout", "60")
+
+    assert "moved every job's times" in out and "5 jobs received (5 new" in out
+    newest = Job.objects.order_by("-ended_at").first().ended_at
+    assert timedelta(days=1) <= timezone.now() - newest < timedelta(days=2)
+    first = Job.objects.get(external_id="900101")
+    assert (first.ended_at.hour, first.ended_at.minute) == (8, 7)
+    assert first.failure.gpu_seconds == 8 * (30 + 7) * 60   # the attempts moved with the job
+
+
 def test_bad_manifest_lines_are_reported_and_the_rest_ingested(tmp_path, celery_worker):
     shutil.copytree(FIXTURE / "logs", tmp_path / "logs")
     good = (FIXTURE / "manifest.jsonl").read_text().splitlines()[2]

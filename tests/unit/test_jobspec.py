@@ -61,3 +61,20 @@ def test_binary_detection_accepts_text_with_bad_utf8_and_colours():
     assert looks_binary(b"\x00" * 100)
     assert not looks_binary("epoch 1 \x1b[32mloss\x1b[0m 0.5 caf\xe9\n".encode("latin-1") * 50)
     assert not looks_binary(b"")
+
+
+def test_a_recorded_workload_moves_by_whole_days_to_a_day_or_two_before_now():
+    from datetime import datetime, timezone
+
+    from jobs_ingest.jobspec import shifted_to
+    records = [{"external_id": "a", "submitted_at": "2026-11-01T07:00:00+00:00", "ended_at": "2026-11-02T09:30:00Z",
+                "attempts": [{"started_at": "2026-11-02T08:00:00Z", "ended_at": "2026-11-02T09:30:00Z"}]},
+               {"external_id": "b", "started_at": 1793606400, "ended_at": "not a time"}, "not a record"]
+    now = datetime(2026, 11, 29, 4, 0, tzinfo=timezone.utc)
+    moved, days = shifted_to(records, now)
+    assert days == 25 and moved[2] == "not a record" and moved[1]["ended_at"] == "not a time"
+    assert moved[0]["ended_at"] == "2026-11-27T09:30:00+00:00" and moved[0]["attempts"][0]["started_at"] == (
+        "2026-11-27T08:00:00+00:00")
+    assert moved[1]["started_at"] == "2026-11-27T08:00:00+00:00"        # a Unix time moves too
+    assert records[0]["ended_at"] == "2026-11-02T09:30:00Z"            # the caller's records are not changed
+    assert shifted_to(moved, now) == (moved, 0)                        # already recent: nothing moves

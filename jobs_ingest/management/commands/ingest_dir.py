@@ -2,9 +2,11 @@ import json
 from pathlib import Path
 
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from jobs_ingest.adapters import Adapted, Rejected
 from jobs_ingest.core.paths import OutsideRoot, resolve_inside
+from jobs_ingest.jobspec import shifted_to
 from jobs_ingest.management.ingest_command import IngestCommand
 
 MAX_MANIFEST_LINE = 1024 * 1024
@@ -21,9 +23,12 @@ class Command(IngestCommand):
     def add_arguments(self, parser):
         parser.add_argument("path")
         parser.add_argument("--manifest", default="manifest.jsonl", help="manifest file name inside PATH")
+        parser.add_argument("--shift-to-now", action="store_true",
+                            help="move every job's times later by whole days so the newest is a day or two old (a "
+                                 "recorded workload such as the demo, read as if it had just run)")
         self.add_wait_arguments(parser)
 
-    def handle(self, path, manifest, wait, timeout, verbosity=1, **options):
+    def handle(self, path, manifest, wait, timeout, verbosity=1, shift_to_now=False, **options):
         root = Path(path)
         if not root.is_dir():
             raise CommandError(f"{root} is not a folder")
@@ -42,7 +47,17 @@ class Command(IngestCommand):
             for message in escapes:
                 self.stderr.write(f"{self.name}: refused {message}")
             raise CommandError(f"{len(escapes)} log path(s) lead outside {root}; nothing was ingested")
+        if shift_to_now:
+            items = self._shifted(items, verbosity)
         self.store(items, len(items), wait=wait, timeout=timeout, verbosity=verbosity)
+
+    def _shifted(self, items: list, verbosity: int) -> list:
+        adapted = [item for item in items if isinstance(item, Adapted)]
+        records, days = shifted_to([item.metadata for item in adapted], timezone.now())
+        if verbosity:
+            self.stdout.write(f"{self.name}: moved every job's times {days} day(s) later")
+        moved = iter(records)
+        return [Adapted(item.where, next(moved), item.logs) if isinstance(item, Adapted) else item for item in items]
 
     @staticmethod
     def _item(root: Path, where: str, data) -> Adapted | Rejected:
