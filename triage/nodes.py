@@ -104,6 +104,16 @@ def ranking(since: datetime, until: datetime | None = None, *, team: str = "",
     return sorted(rows.values(), key=lambda r: (-r.failures, -r.gpu_hours, r.host))
 
 
+def last_blame(before: datetime) -> tuple[datetime, str] | None:
+    """When the newest platform failure that blames a node ended, and its first node, of those within HISTORY_DAYS
+    before `before`: what an empty window points to."""
+    for failure in _platform_failures(before - timedelta(days=HISTORY_DAYS), before).order_by(
+            "-job__ended_at", "-job__received_at")[:200]:
+        if hosts := blamed(failure):
+            return when(failure), hosts[0]
+    return None
+
+
 def suspect_counts(hosts: set[str], now: datetime | None = None) -> dict[str, tuple[int, int]]:
     """(platform failures, distinct jobs) of each host within the suspect window."""
     now = now or timezone.now()

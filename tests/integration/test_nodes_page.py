@@ -76,6 +76,19 @@ def test_the_nodes_page_ranks_blamed_hosts_and_a_node_shows_its_history(transact
     assert {r.host for r in old} == set(by_host)
 
 
+def test_an_empty_window_says_when_the_last_blame_was_and_links_a_window_that_holds_it(transactional_db, log_dir,
+                                                                                         client, reader):
+    client.force_login(reader)
+    assert client.get(reverse("nodes")).context["last_blame"] is None    # nothing at all: nothing to point to
+    ingest("31", XID.format(host="gpu-12"), hours_ago=24 * 12)
+    ingest("32", OOM, nodes_="gpu-13", hours_ago=1)                      # a program failure blames no node
+    page = client.get(reverse("nodes"))
+    assert page.context["rows"] == [] and page.context["last_blame"][1] == "gpu-12"
+    assert page.context["wider_window"] == "30"
+    assert b'href="?days=30"' in page.content and reverse("node-detail", args=["gpu-12"]).encode() in page.content
+    assert client.get(reverse("nodes"), {"days": "30"}).context["last_blame"] is None   # the window holds it
+
+
 def test_the_threshold_marks_a_node_suspect_and_alerts_once(transactional_db, log_dir, client, reader, settings):
     AlertSubscription.objects.create(kind="suspect_node", user=User.objects.create_user("ops", email="ops@example.com"))
     ingest("21", NCCL.format(job=21, host="gpu-07"))

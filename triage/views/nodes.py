@@ -16,10 +16,14 @@ _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,252}$")
 @login_required
 def node_list(request):
     window = request.GET.get("days") if request.GET.get("days") in nodes.WINDOWS else "7"
-    rows = nodes.ranking(timezone.now() - timedelta(days=nodes.WINDOWS[window]))
+    start = timezone.now() - timedelta(days=nodes.WINDOWS[window])
+    rows = nodes.ranking(start)
+    last = None if rows else nodes.last_blame(start)   # an empty window says when the last blame was, and where
+    wider = next((w for w, days in nodes.WINDOWS.items() if last and last[0] >= timezone.now() - timedelta(days=days)),
+                 None)
     min_failures, min_jobs, span = nodes.threshold()
     return render(request, "triage/nodes.html", {
-        "rows": rows, "window": window, "windows": list(nodes.WINDOWS),
+        "rows": rows, "window": window, "windows": list(nodes.WINDOWS), "last_blame": last, "wider_window": wider,
         "suspects": sum(r.suspect for r in rows), "gpu_hours": sum(r.gpu_hours for r in rows),
         "min_failures": min_failures, "min_jobs": min_jobs, "span_hours": span.total_seconds() / 3600})
 
