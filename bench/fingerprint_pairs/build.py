@@ -47,6 +47,11 @@ def tail(log: str) -> str:
     return text if len(text) <= TAIL_CHARS else "[...]" + text[-TAIL_CHARS:]
 
 
+# The parse the set was built with: every tagging config from session 15's default to 2026-11zd reads these logs alike;
+# 2026-11ze reads a blockquoted paste as printed, which gives a few logs their traceback's keys.
+TAGGING_CONFIG = "tagging:2026-11zd"
+
+
 def pool(grouping_config: str | None) -> list[dict]:
     """One entry per thread: where it is from, its label and its keys under the grouping config."""
     logs, threads = [], set()
@@ -57,7 +62,7 @@ def pool(grouping_config: str | None) -> list[dict]:
             if not case.get("log") or not thread or thread in threads:
                 continue
             threads.add(thread)
-            analysis = analyse_text(case["log"], grouping_config=grouping_config)
+            analysis = analyse_text(case["log"], grouping_config=grouping_config, tagging_config=TAGGING_CONFIG)
             logs.append({"file": str(path.relative_to(ROOT)), "id": case["id"], "thread": thread,
                          "repo": case.get("repo", ""), "label": case.get("label") or case.get("category", ""),
                          "justification": case.get("justification") or case.get("note", ""), "tail": tail(case["log"]),

@@ -101,6 +101,21 @@ def _json_record(line: str) -> str:
     return clean_line(text.replace("\n", " ")) if isinstance(text, str) else line   # as a plain log's line is read
 
 
+# A log pasted into an issue, a ticket or a mail is often quoted whole ("> Traceback ...", a bare ">" for a blank
+# line): Markdown's and e-mail's blockquote. Read only where most lines are quoted, as a collector's prefix is on
+# every line; a Python prompt (">>> ") is not a quote.
+_QUOTE_MIN_LINES = 1
+
+
+def unquoted(lines: list[str]) -> list[str]:
+    """The lines without one level of blockquote ("> ", ">") where at least half of the non-blank ones (and 3) carry
+    it; `lines` itself otherwise."""
+    quoted = sum(1 for line in lines if line[:2] == "> " or line == ">" or line[:2] == ">\t")
+    if quoted < _QUOTE_MIN_LINES or 2 * quoted < sum(1 for line in lines if line.strip()):
+        return lines
+    return [line[2:] if line[:2] in ("> ", ">\t") else "" if line == ">" else line for line in lines]
+
+
 def launcher_bodies(lines: list[str]) -> list[str]:
     """The lines without the launchers' rank prefixes ("[rank0]: ", "[1,0]<stderr>:", srun's "3: "), for reading
     the last words of a log with no parsed failure; a record's time and level stay."""

@@ -58,6 +58,7 @@ class TaggingConfig:
     pasted_errors: bool = False                        # errors as people paste them: quoted in a sentence, or a message above its frames
     tail_reading: bool = False                         # no parsed failure: a TF root-error report or a cut exception name at the end
     tail_fatal_lines: bool = False                     # ... or a glog FATAL record, or a bare exception name under a pasted frame
+    quoted_pastes: bool = False                        # collectors.unquoted: a log pasted whole in a blockquote
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
     one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
@@ -640,6 +641,15 @@ TAGGING_CONFIGS += (replace(
               "server, ssh's and pdsh's target) is a suspect node. Everything else as in 2026-11zc.",
     tagger_version="17+i16+ml8+l2",
     infra_rules=infra.INFRA_V16,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11ze",
+    changelog="A log pasted whole in a blockquote (Markdown's and e-mail's '> ' on most lines, as issues, tickets and "
+              "mails quote one) is read without it, as a collector's prefix is: its traceback, frames and exception "
+              "line parse as printed (collectors.unquoted). Everything else as in 2026-11zd.",
+    tagger_version="17+i16+ml8+l2q",
+    quoted_pastes=True,
 ),)
 
 

@@ -110,6 +110,7 @@ def _views(lines: list[str], tagging: TaggingConfig) -> tuple[list[str], list[st
     """(the lines the platform's rules read, the lines the program's analysis reads), one line for one so line numbers
     hold: collectors' prefixes rewritten (collectors.py), and for the program's analysis, the chatter tools print after
     a failure read as blank lines (trailers.py), where the tagging config says so."""
+    lines = collectors.unquoted(lines) if tagging.quoted_pastes else lines
     canonical = collectors.canonical_lines(lines) if tagging.collector_prefixes else lines
     return canonical, (trailers.quiet(canonical) if tagging.trailers else canonical)
 
