@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .normalise import mask as normalise_mask, mask_pci, mask_units, short_type
+from .normalise import mask as normalise_mask, mask_dates, mask_pci, mask_units, short_type
 
 CLUSTER_VERSION = "1"
 MAX_CLUSTER_CHARS = 300
@@ -393,3 +393,13 @@ def cluster_key_v7(exception_type: str, message: str) -> tuple[str, str]:
     peer's port no longer split one reason."""
     return _keyed(CLUSTER_VERSION_7, mask_units(cluster_message_v4(exception_type, mask_pci(message),
                                                                    CANONICAL_REASONS_V6, _CANONICAL_V5)))
+
+
+CLUSTER_VERSION_8 = "8"
+
+
+def cluster_key_v8(exception_type: str, message: str) -> tuple[str, str]:
+    """(key, cluster message) of version 8: version 7's reason with the dates of timestamps folded into their time
+    (normaliser 13), so a platform line's day or month no longer splits one reason."""
+    return _keyed(CLUSTER_VERSION_8, mask_dates(mask_units(cluster_message_v4(exception_type, mask_pci(message),
+                                                                              CANONICAL_REASONS_V6, _CANONICAL_V5))))

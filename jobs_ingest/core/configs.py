@@ -41,6 +41,8 @@ class GroupingConfig:
     # CUDA error printed as text: the lines it printed before), and a launcher's report of a failed child (the
     # entrypoint the report names). Until now each of these was one signature across every program.
     program_context: bool = False
+    # How a line is masked where lines are hashed as a location (the lines before a failure without frames).
+    mask_line: Callable[[str], str] = normalise.mask
 
 
 @dataclass(frozen=True)
@@ -71,11 +73,12 @@ class UnknownConfig(ValueError):
     pass
 
 
-def _salted(version: str, *, statuses: bool = False, units: bool = False) -> Callable[[str, str, str], str]:
+def _salted(version: str, *, statuses: bool = False, units: bool = False,
+            dates: bool = False) -> Callable[[str, str, str], str]:
     """normalise.fingerprint salted with a normaliser version (exit statuses kept from version 11 on, numbers glued to
-    units masked from version 12 on)."""
+    units masked from version 12 on, timestamps' dates folded from version 13 on)."""
     return lambda exception_type, message, location: normalise.fingerprint(
-        exception_type, message, location, version=version, statuses=statuses, units=units)
+        exception_type, message, location, version=version, statuses=statuses, units=units, dates=dates)
 
 
 # Oldest first; the last one of each tuple is the default. Never edit a released entry.
@@ -376,6 +379,20 @@ GROUPING_CONFIGS += (replace(
     masked_message=partial(normalise.masked_message, statuses=True, units=True),
     fingerprint=_salted("12", statuses=True, units=True),
     cluster=cluster.cluster_key_v7,
+),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11l",
+    changelog="Timestamps' dates folded into their time (normaliser version 13; reason clusters version 8): syslog's "
+              "'Nov 18 03:12:44', the kubelet's 'Nov 18, 2026 03:12:44' and the severity-and-date prefix of glog, absl "
+              "and PyTorch's c10 logging ('[E1118 03:12:44.123456 ProcessGroupNCCL.cpp:616]') made one NCCL timeout or "
+              "one Xid a new signature every day or month; in the message, and in the lines hashed before a failure "
+              "without frames. Everything else as in grouping:2026-11k.",
+    normaliser_version="13",
+    masked_message=partial(normalise.masked_message, statuses=True, units=True, dates=True),
+    fingerprint=_salted("13", statuses=True, units=True, dates=True),
+    cluster=cluster.cluster_key_v8,
+    mask_line=normalise.mask_dated,
 ),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],

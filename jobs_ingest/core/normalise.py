@@ -111,27 +111,51 @@ def mask_units(masked: str) -> str:
     return _UNIT_NUMBER.sub("<NUM>", _ORDINAL.sub("<NUM>th", _PORT.sub("<PORT>", masked)))
 
 
+# Since normaliser version 13: a timestamp's date varies between runs as its time does, which mask() already reads as
+# <TIME>: syslog's "Nov 18 03:12:44" (and the kubelet's "Nov 18, 2026 03:12:44", ctime's "Wed Nov 18 03:12:44"), and
+# the severity-and-date prefix of glog, absl and PyTorch's c10 logging ("E1118 03:12:44.123456", "[E1118 ...]"). Left
+# in, they made one NCCL timeout or one Xid a new signature every day (or month).
+_MONTH_DATE = re.compile(r"\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +<NUM>,?"
+                         r"(?: <NUM>)? <TIME>")
+_GLOG_DATE = re.compile(r"(?<![\w<])[IWEF]\d{4} <TIME>")
+
+
+def mask_dates(masked: str) -> str:
+    """A masked text with the dates of its timestamps folded into their <TIME> (normaliser 13)."""
+    if "<TIME>" not in masked:
+        return masked
+    return _GLOG_DATE.sub("<TIME>", _MONTH_DATE.sub("<TIME>", masked))
+
+
+def mask_dated(text: str) -> str:
+    """mask(), with the dates of timestamps folded into <TIME> (normaliser 13): for lines hashed as a location."""
+    return mask_dates(mask(text))
+
+
 def short_type(exception_type: str) -> str:
     """torch.cuda.OutOfMemoryError and torch.OutOfMemoryError are one type across versions."""
     return exception_type.rsplit(".", 1)[-1]
 
 
-def masked_message(exception_type: str, message: str, *, statuses: bool = False, units: bool = False) -> str:
+def masked_message(exception_type: str, message: str, *, statuses: bool = False, units: bool = False,
+                   dates: bool = False) -> str:
     first = "\n".join(message.splitlines()[:6])  # long multi-line messages: their head names them
     first = mask_pci(first) if units else first
     kind = short_type(exception_type)
     masked = mask_keeping_statuses(first) if statuses else mask(first)
     masked = mask_units(masked) if units else masked
+    masked = mask_dates(masked) if dates else masked
     return f"{kind}: {masked}" if kind else masked
 
 
 def fingerprint(exception_type: str, message: str, user_function: str = "", *,
-                version: str = NORMALISER_VERSION, statuses: bool = False, units: bool = False) -> str:
+                version: str = NORMALISER_VERSION, statuses: bool = False, units: bool = False,
+                dates: bool = False) -> str:
     """A stable 16-hex-digit id of the failure. `user_function` is the function of the innermost
     frame of the user's own code (blank when the log has no traceback); `version` salts it per
     grouping config (configs.py); `statuses` keeps exit statuses (normaliser version 11 on); `units` masks numbers
-    glued to units, ordinals and ports (version 12 on)."""
-    key = "\x1f".join([version, masked_message(exception_type, message, statuses=statuses, units=units),
+    glued to units, ordinals and ports (version 12 on); `dates` folds timestamps' dates into their time (13 on)."""
+    key = "\x1f".join([version, masked_message(exception_type, message, statuses=statuses, units=units, dates=dates),
                         user_function])
     return hashlib.sha256(key.encode("utf-8", errors="replace")).hexdigest()[:16]
 

@@ -337,10 +337,10 @@ def _location(grouping: GroupingConfig, user, frames, lines: list[str], terminal
         if grouping.rank_context and terminal.rank else (lambda part: part)
     if terminal.start_index < terminal.line_index:       # a block without frames (argparse's usage, a notebook cell)
         own = meaningful_tail(mine(lines[terminal.start_index:terminal.line_index]), 2, _body)
-        return "block:" + " / ".join(normalise.mask(line) for line in own)
+        return "block:" + " / ".join(grouping.mask_line(line) for line in own)
     first = terminal.chain[0].start_index if terminal.chain else terminal.start_index
     before = meaningful_tail(mine(lines[max(0, first - 50):first]), 2, _body)
-    return "before:" + " / ".join(normalise.mask(line) for line in before) if before else ""
+    return "before:" + " / ".join(grouping.mask_line(line) for line in before) if before else ""
 
 
 _CODE_KINDS = frozenset({"python", "cpp", "argparse", "lua", "embedded", "truncated"})
