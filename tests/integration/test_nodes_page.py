@@ -89,6 +89,22 @@ def test_an_empty_window_says_when_the_last_blame_was_and_links_a_window_that_ho
     assert client.get(reverse("nodes"), {"days": "30"}).context["last_blame"] is None   # the window holds it
 
 
+def test_a_job_page_names_the_nodes_a_retry_should_avoid(transactional_db, log_dir, client, reader):
+    named = ingest("41", XID.format(host="gpu-07"), nodes_="gpu-[07-08]")
+    unnamed = ingest("42", "step 5\nNCCL WARN Call to ibv_poll_cq failed\n", nodes_=["gpu-10", "gpu-11"])
+    program = ingest("43", OOM, nodes_="gpu-12")
+    client.force_login(reader)
+
+    def advice(failure) -> str:   # the paragraph with the retry advice (the job's own table lists all its nodes)
+        page = client.get(reverse("job-detail", args=[failure.job_id])).content.decode()
+        return page.split("Retry advice:", 1)[1].split("</p>", 1)[0]
+
+    assert "Suspect nodes:" in advice(named) and ">gpu-07</a>" in advice(named) and "gpu-08" not in advice(named)
+    text = advice(unnamed)
+    assert "Nodes to avoid:" in text and ">gpu-10</a>" in text and ">gpu-11</a>" in text and "the text names none" in text
+    assert "Nodes to avoid" not in advice(program) and "Suspect" not in advice(program)   # a program failure blames none
+
+
 def test_the_threshold_marks_a_node_suspect_and_alerts_once(transactional_db, log_dir, client, reader, settings):
     AlertSubscription.objects.create(kind="suspect_node", user=User.objects.create_user("ops", email="ops@example.com"))
     ingest("21", NCCL.format(job=21, host="gpu-07"))

@@ -12,7 +12,7 @@ from jobs_ingest.core.capture import clean_capture
 from jobs_ingest.core.taxonomy import CATEGORIES, RETRY_ADVICE, STAGES, why_unclassified
 from jobs_ingest.failures import resolve_line_numbers
 from jobs_ingest.models import Failure, Job
-from triage import effective, services
+from triage import effective, nodes, services
 from triage.forms import OverrideForm
 from triage.models import FailureOverride, JudgmentEvent
 from triage.roles import can_triage
@@ -42,6 +42,8 @@ def render_job(request, job_id: int, *, override_form: OverrideForm | None = Non
             "auto_category": CATEGORIES[failure.category], "why_unclassified": why_unclassified(failure.rule),
             "category": CATEGORIES[effective.category(override, triage, failure.category)],
             "stage": STAGES.get(failure.stage), "retry_advice": RETRY_ADVICE.get(failure.retry_advice),
+            # the nodes a retry should avoid: the failure text's, else the scheduler's (as the Nodes page blames)
+            "blamed_nodes": nodes.blamed(failure) if failure.fault == "platform" else [],
             "excerpt": excerpt(failure), "traceback": traceback(failure),
             "override_form": override_form or OverrideForm(initial={
                 "category": override.category, "root_cause": override.root_cause, "notes": override.notes}
