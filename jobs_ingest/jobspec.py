@@ -217,36 +217,30 @@ def looks_binary(sample: bytes) -> bool:
 
 def shifted_to(records: list[dict], now: datetime) -> tuple[list[dict], int]:
     """The job records with every time (the job's and its attempts') moved by one number of whole days, so that the
-    newest is one to two days before `now` (a day later, what the demo's triage dates after a job, is still past): a
-    recorded workload (the demo) read as if it had just run. Hours and intervals are kept; a time that does not parse
-    is left for parse_job to name; nothing moves earlier. Returns (records, days moved)."""
-    def times(record: dict):
-        yield record, _TIMES
-        for attempt in record.get("attempts") or ():
-            if isinstance(attempt, dict):
-                yield attempt, ("started_at", "ended_at")
-
-    def parsed(value):
-        try:
-            return parse_time(value) if value not in (None, "") else None
-        except ValueError:
-            return None
-
-    found = [t for r in records if isinstance(r, dict) for holder, keys in times(r) for k in keys
-             if (t := parsed(holder.get(k))) is not None]
-    days = (now - timedelta(days=1) - max(found)).days if found else 0
+    newest is one to two days before `now`: a recorded workload (the demo) read as if it had just run, its triage dated
+    a day after a job still in the past. Hours and intervals are kept; a time that does not parse is left for
+    parse_job to name; nothing moves earlier. The records given are not changed. Returns (records, days moved)."""
+    copies, stamps = [], []     # stamps: (the dict holding a time, its key, the time)
+    for record in records:
+        if isinstance(record, dict):
+            record = dict(record)
+            if isinstance(record.get("attempts"), list):
+                record["attempts"] = [dict(a) if isinstance(a, dict) else a for a in record["attempts"]]
+            holders = [(record, _TIMES)] + [(a, ("started_at", "ended_at")) for a in record.get("attempts") or ()
+                                            if isinstance(a, dict)]
+            stamps += [(holder, key, t) for holder, keys in holders for key in keys
+                       if (t := _parsed_or_none(holder.get(key))) is not None]
+        copies.append(record)
+    days = (now - timedelta(days=1) - max(t for _, _, t in stamps)).days if stamps else 0
     if days <= 0:
         return records, 0
-    moved = []
-    for record in records:
-        if not isinstance(record, dict):
-            moved.append(record)
-            continue
-        record = {**record, "attempts": [dict(a) if isinstance(a, dict) else a for a in record["attempts"]]} \
-            if isinstance(record.get("attempts"), list) else dict(record)
-        for holder, keys in times(record):
-            for key in keys:
-                if (t := parsed(holder.get(key))) is not None:
-                    holder[key] = (t + timedelta(days=days)).isoformat()
-        moved.append(record)
-    return moved, days
+    for holder, key, t in stamps:
+        holder[key] = (t + timedelta(days=days)).isoformat()
+    return copies, days
+
+
+def _parsed_or_none(value) -> datetime | None:
+    try:
+        return parse_time(value) if value not in (None, "") else None
+    except ValueError:
+        return None

@@ -387,12 +387,15 @@ def cluster_key_v6(exception_type: str, message: str) -> tuple[str, str]:
 CLUSTER_VERSION_7 = "7"
 
 
+def _reason_v7(exception_type: str, message: str) -> str:
+    return mask_units(cluster_message_v4(exception_type, mask_pci(message), CANONICAL_REASONS_V6, _CANONICAL_V5))
+
+
 def cluster_key_v7(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 7: version 6's reason with PCI addresses, numbers glued to units, ordinals
     and ports after hosts masked (normaliser 12), so which GPU slot, a timeout's length, a node's free memory or a
     peer's port no longer split one reason."""
-    return _keyed(CLUSTER_VERSION_7, mask_units(cluster_message_v4(exception_type, mask_pci(message),
-                                                                   CANONICAL_REASONS_V6, _CANONICAL_V5)))
+    return _keyed(CLUSTER_VERSION_7, _reason_v7(exception_type, message))
 
 
 CLUSTER_VERSION_8 = "8"
@@ -401,5 +404,4 @@ CLUSTER_VERSION_8 = "8"
 def cluster_key_v8(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 8: version 7's reason with the dates of timestamps folded into their time
     (normaliser 13), so a platform line's day or month no longer splits one reason."""
-    return _keyed(CLUSTER_VERSION_8, mask_dates(mask_units(cluster_message_v4(exception_type, mask_pci(message),
-                                                                              CANONICAL_REASONS_V6, _CANONICAL_V5))))
+    return _keyed(CLUSTER_VERSION_8, mask_dates(_reason_v7(exception_type, message)))

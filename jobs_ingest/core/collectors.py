@@ -104,16 +104,16 @@ def _json_record(line: str) -> str:
 # A log pasted into an issue, a ticket or a mail is often quoted whole ("> Traceback ...", a bare ">" for a blank
 # line): Markdown's and e-mail's blockquote. Read only where most lines are quoted, as a collector's prefix is on
 # every line; a Python prompt (">>> ") is not a quote.
-_QUOTE_MIN_LINES = 1
+_QUOTE = re.compile(r"^>(?:[ \t]|$)")
 
 
 def unquoted(lines: list[str]) -> list[str]:
-    """The lines without one level of blockquote ("> ", ">") where at least half of the non-blank ones (and 3) carry
-    it; `lines` itself otherwise."""
-    quoted = sum(1 for line in lines if line[:2] == "> " or line == ">" or line[:2] == ">\t")
-    if quoted < _QUOTE_MIN_LINES or 2 * quoted < sum(1 for line in lines if line.strip()):
+    """The lines without one level of blockquote ("> ", ">") where at least half of the non-blank ones carry it;
+    `lines` itself otherwise."""
+    quoted = sum(1 for line in lines if _QUOTE.match(line))
+    if not quoted or 2 * quoted < sum(1 for line in lines if line.strip()):
         return lines
-    return [line[2:] if line[:2] in ("> ", ">\t") else "" if line == ">" else line for line in lines]
+    return [_QUOTE.sub("", line, count=1) for line in lines]
 
 
 def launcher_bodies(lines: list[str]) -> list[str]:

@@ -43,7 +43,7 @@ def render_job(request, job_id: int, *, override_form: OverrideForm | None = Non
             "category": CATEGORIES[effective.category(override, triage, failure.category)],
             "stage": STAGES.get(failure.stage), "retry_advice": RETRY_ADVICE.get(failure.retry_advice),
             # the nodes a retry should avoid: the failure text's, else the scheduler's (as the Nodes page blames)
-            "blamed_nodes": nodes.blamed(failure) if failure.fault == "platform" else [],
+            "blamed_nodes": nodes.blamed(failure),
             "excerpt": excerpt(failure), "traceback": traceback(failure),
             "override_form": override_form or OverrideForm(initial={
                 "category": override.category, "root_cause": override.root_cause, "notes": override.notes}
