@@ -405,3 +405,79 @@ def cluster_key_v8(exception_type: str, message: str) -> tuple[str, str]:
     """(key, cluster message) of version 8: version 7's reason with the dates of timestamps folded into their time
     (normaliser 13), so a platform line's day or month no longer splits one reason."""
     return _keyed(CLUSTER_VERSION_8, mask_dates(_reason_v7(exception_type, message)))
+
+
+CLUSTER_VERSION_9 = "9"
+
+# Version 9 reads past what a log record puts before its message, and gathers more reasons in their producers'
+# words. A log record's header (a bracket holding a timestamp, c10's older "[E ProcessGroupNCCL.cpp:828]",
+# PyTorch's "[Rank 3]" and "[PG 0 Rank 3]", a bare leading time and the "[c10d]" tag after them) named which
+# run, rank or PyTorch version logged the reason; so did the wrapper "Process group watchdog thread terminated with
+# exception:". The texts are the producers' own:
+# - NVIDIA's driver: "NVRM: Xid (PCI:0000:3b:00): 79, ..." is keyed by its Xid code, which names the fault
+#   (NVIDIA's Xid catalogue); PyTorch's NCCL watchdog and its follow-up line, whatever the op and its fields;
+# - a checkpoint that does not fit: accelerate's set_module_tensor_to_device, diffusers' missing keys, Keras' layer
+#   count; tensor shapes: PyTorch's stack, expand, view, RNN, conv and old TH/THC texts, TF's reshape and squeeze,
+#   MXNet's shape check;
+# - a file that cannot be unpickled (pickle's own errors, NumPy's, torch.load's weights-only refusal) and a checkpoint
+#   that is corrupt or cut (PyTorch's zip reader and storage sizes, safetensors' header, TF's sstable, HDF5's
+#   signature);
+# - a CUDA kernel's own assertion line ("block: [0,0,0], thread: [5,0,0] Assertion ... failed.") is the
+#   device-side assert; glibc's translations of "Segmentation fault".
+# A trailing full stop is no part of a reason ("name 'x' is not defined." is Python's sentence too).
+_LOG_HEADER = re.compile(r"^(?:\[[^\]\n]*<TIME>[^\]\n]*\]|<TIME>|\[[EWFI] <ID>:<NUM>\]|\[(?:PG [^\]\n]*?)?Rank <NUM>\])"
+                         r":?\s*")
+_LOGGER_TAG = re.compile(r"^\[<ID>\]:?\s*")
+_WATCHDOG_WRAPPER = re.compile(r"\bProcess group watchdog thread terminated with exception:\s*")
+_XID = re.compile(r"\bNVRM: Xid \((?:PCI:)?[^)\n]*\):\s*(\d+)")
+CANONICAL_REASONS_V9 = (
+    (re.compile(r"\bWatchdog caught collective operation timeout\b"), "NCCL watchdog: collective operation timeout"),
+    (re.compile(r"\bSome NCCL operations have failed or timed out\b"), "NCCL: some operations have failed or timed out"),
+    (re.compile(r"\bTrying to set a tensor of shape .{1,200}? \(which has shape\b"
+                r"|\bbecause the following keys are missing\b|\bLayer count mismatch when loading weights from file\b"),
+     "checkpoint does not match the model"),
+    (re.compile(r"\bstack expects each tensor to be equal size\b|\bThe expanded size of the tensor \(\d+\) must match\b"
+                r"|\bcannot reshape tensor of \d+ elements? into shape\b|\bCannot reshape a tensor with \d+ elements to shape\b"
+                r"|\bCan not squeeze dim\[\d+\], expected a dimension of\b|\binput\.size\(-1\) must be equal to input_size\b"
+                r"|\bExpected hidden(?:\[\d\])? size\b|\bExpected \d+-dimensional input for \d+-dimensional weight\b"
+                r"|\bExpected \w+ \(unbatched\) or \w+ \(batched\) input to\b|\bsize mismatch, m1: \["
+                r"|\binvalid argument \d+: sizes do not match\b|\bIncompatible input shape: expected\b"),
+     "tensor shapes do not match"),
+    (re.compile(r"\binvalid load key\b|\bcould not find MARK\b|^(?:EOFError: )?Ran out of input$|\bunpickling stack underflow\b"
+                r"|\bpickle data was truncated\b|\bWeights only load failed\b|\bFailed to interpret file \S+ as a pickle\b"
+                r"|\bA load persistent id instruction was encountered\b"),
+     "a file that cannot be unpickled"),
+    (re.compile(r"\bPytorchStreamReader failed reading\b|\bstorage has wrong (?:byte )?size\b"
+                r"|\bError while deserializing header\b|\bnot an sstable \(bad magic number\)"
+                r"|\bUnable to open file \((?:truncated file|file signature not found)\b"),
+     "checkpoint file is corrupt or truncated"),
+    (re.compile(r"\bdevice-side assert triggered\b|\bblock: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion\b"),
+     "CUDA error: device-side assert triggered"),
+    (re.compile(r"Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Falha de segmentação"
+                r"|Ошибка сегментирования|セグメンテーション違反"),
+     "native crash: SIGSEGV (segmentation fault)"),
+) + CANONICAL_REASONS_V6
+_CANONICAL_V9 = frozenset(reason for _, reason in CANONICAL_REASONS_V9)
+
+
+def _without_log_header(reason: str) -> str:
+    stripped = reason
+    while (shorter := _LOG_HEADER.sub("", stripped, count=1)) != stripped:
+        stripped = shorter
+    return _LOGGER_TAG.sub("", stripped) if stripped != reason else stripped
+
+
+def _reason_v9(exception_type: str, message: str) -> str:
+    xid = _XID.search(message)
+    if xid:
+        return f"GPU: Xid {xid.group(1)}"
+    message = _WATCHDOG_WRAPPER.sub("", message, count=1)
+    reason = mask_dates(mask_units(cluster_message_v4(exception_type, mask_pci(message), CANONICAL_REASONS_V9,
+                                                      _CANONICAL_V9)))
+    return _without_log_header(reason).rstrip(" .") or reason
+
+
+def cluster_key_v9(exception_type: str, message: str) -> tuple[str, str]:
+    """(key, cluster message) of version 9: version 8's reason without its log record's header and trailing full stop,
+    with more reasons in their producers' words (see above)."""
+    return _keyed(CLUSTER_VERSION_9, _reason_v9(exception_type, message))

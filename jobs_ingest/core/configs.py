@@ -394,6 +394,22 @@ GROUPING_CONFIGS += (replace(
     cluster=cluster.cluster_key_v8,
     mask_line=normalise.mask_dated,
 ),)
+GROUPING_CONFIGS += (replace(
+    GROUPING_CONFIGS[-1],
+    id="grouping:2026-11m",
+    changelog="Reason clusters version 9 (cluster.py; #14.3, #15): a log record's header before the reason (a bracket "
+              "with a timestamp, c10's '[E ProcessGroupNCCL.cpp:828]', '[Rank 3]', '[PG 0 Rank 3]', the '[c10d]' tag) "
+              "and PyTorch's 'Process group watchdog thread terminated with exception:' no longer split one reason "
+              "by PyTorch version or rank; the driver's Xid lines are keyed by their Xid code; more reasons in their "
+              "producers' words: NCCL's watchdog timeout whatever the op, a checkpoint that does not fit (accelerate, "
+              "diffusers, Keras), tensor shapes (PyTorch's stack, expand, view, RNN and conv, TF's reshape and "
+              "squeeze, old TH/THC, MXNet), a file that cannot be unpickled, a corrupt or cut checkpoint, a CUDA "
+              "kernel's assertion line, glibc's translated segmentation faults; a trailing full stop dropped. "
+              "Signatures as in grouping:2026-11l, salted with normaliser version 14.",
+    normaliser_version="14",
+    fingerprint=_salted("14", statuses=True, units=True, dates=True),
+    cluster=cluster.cluster_key_v9,
+),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],
     id="tagging:2026-11i",
