@@ -61,6 +61,7 @@ class TaggingConfig:
     tail_reading: bool = False                         # no parsed failure: a TF root-error report or a cut exception name at the end
     tail_fatal_lines: bool = False                     # ... or a glog FATAL record, or a bare exception name under a pasted frame
     quoted_pastes: bool = False                        # collectors.unquoted: a log pasted whole in a blockquote
+    keras_call_errors: bool = False                    # frameworks.with_keras_call_error: the error under Keras' header
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
     one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
@@ -683,6 +684,19 @@ TAGGING_CONFIGS += (replace(
               "line parse as printed (collectors.unquoted). Everything else as in 2026-11zd.",
     tagger_version="17+i16+ml8+l2q",
     quoted_pastes=True,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zf",
+    changelog="Rules version 18: an error Keras re-raised from a layer call ('Exception encountered when calling layer "
+              "X (type Y).' or Keras 3's '... when calling Y.call().', then the error, then 'Call arguments received "
+              "by layer ...') is read by the error between Keras' header and the arguments it lists: inside TF's AutoGraph "
+              "'in user code:', where version 17 read only the header, and at the top of a traceback, where the "
+              "parser's message ends at the blank line after the header (the lines up to Keras' list of arguments are "
+              "read for the tag; the message and signature are unchanged). Everything else as in 2026-11ze.",
+    tagger_version="18+i16+ml8+l2q",
+    tag=tagger.RULES_V18.tag,
+    keras_call_errors=True,
 ),)
 
 

@@ -247,7 +247,10 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         if tagging.launcher_cut == "last" and tag.category == "unclassified":
             tag = frameworks.cut_launcher_tag(lines, terminal, Tag) or tag
     elif tagging.frameworks:
-        tag = tagging.tag(terminal.exception_type, frameworks.with_root_errors(lines, terminal), context)
+        text = frameworks.with_root_errors(lines, terminal)
+        if tagging.keras_call_errors:
+            text = frameworks.with_keras_call_error(lines, terminal, text)
+        tag = tagging.tag(terminal.exception_type, text, context)
     else:
         tag = tagging.tag(terminal.exception_type, terminal.message, context)
     # In a chain ("During handling of the above exception..."), a generic last exception often

@@ -1228,3 +1228,34 @@ RULES_V17_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
 ]]
 RULES_V17 = RuleSetV12("17", RULES_V17_FIRST + _RULES_V16_BEFORE_ERRNOS + RULES_V17_ADDED + RULES_V14_LAST,
                        TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 18
+# Tagging config "tagging:2026-11zf". Keras calls a layer inside an error handler (keras/utils/traceback_utils.py in
+# Keras 2.13+, keras/src/utils/traceback_utils.py in Keras 3) that re-raises the layer's error as
+#   "Exception encountered when calling layer 'model' (type Functional).\n\n<the error>\n\nCall arguments received by
+#   layer 'model' (type Functional):\n  • inputs=tf.Tensor(shape=(None, 128), dtype=uint8) ..."
+# (Keras 3: "Exception encountered when calling Functional.call().", the error in bold, "Arguments received by
+# Functional.call():"). Inside AutoGraph's "in user code:" version 9
+# read only the last typed line, Keras' header, which says no cause; and anywhere, the arguments Keras lists after
+# the error (shapes, dtypes, None masks) are no part of it. Version 18 reads the error between the two.
+_KERAS_CALL_HEADER = re.compile(r"^Exception encountered when calling\b")
+_KERAS_CALL_ARGUMENTS = re.compile(r"^\s*(?:Call a|A)rguments received by\b", re.M)
+
+
+class RuleSetV18(RuleSetV12):
+    """Version 18: an error Keras re-raised from a layer call is read by the error, not by Keras' header or the
+    arguments it lists."""
+
+    def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
+        if message and _IN_USER_CODE.match(message):
+            inner = list(_TYPED_LINE.finditer(message))
+            if inner and _KERAS_CALL_HEADER.match(inner[-1].group(2)):
+                exception_type, message = inner[-1].group(1), message[inner[-1].start(2):]
+        if message and _KERAS_CALL_HEADER.match(message):
+            arguments = _KERAS_CALL_ARGUMENTS.search(message)
+            message = message[:arguments.start()].rstrip() if arguments else message
+        return super().tag(exception_type, message, context)
+
+
+RULES_V18 = RuleSetV18("18", RULES_V17.message_rules, TYPE_DEFAULTS_V10)
