@@ -698,6 +698,20 @@ TAGGING_CONFIGS += (replace(
     tag=tagger.RULES_V18.tag,
     keras_call_errors=True,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zg",
+    changelog="Rules version 19, from a third round of program templates (tests/fixtures/program_templates3: NumPy, "
+              "pandas, scikit-learn, SciPy; Pillow, OpenCV, PyAV, decord, imageio, nibabel, SimpleITK, pydicom; the CUDA "
+              "stack, torch.compile and Triton; torch.distributed, accelerate, DeepSpeed, Horovod, Ray; peft, trl, "
+              "bitsandbytes, xformers, flash-attn, vLLM, sentencepiece, tokenizers, tiktoken; hydra, omegaconf, YAML, "
+              "pydantic, jsonschema, wandb, MLflow, ONNX): media and model files that do not decode (before, OSError's "
+              "default read a missing path), codecs and builds a package lacks, compilers and toolchains, a CUDA graph "
+              "capture (before, a permission), arrays' shapes and dtypes in NumPy's, pandas', scikit-learn's and the "
+              "kernels' words, APIs used out of their order, vLLM's KV cache. Everything else as in 2026-11zf.",
+    tagger_version="19+i16+ml8+l2q",
+    tag=tagger.RULES_V19.tag,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -1259,3 +1259,102 @@ class RuleSetV18(RuleSetV12):
 
 
 RULES_V18 = RuleSetV18("18", RULES_V17.message_rules, TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 19
+# Tagging config "tagging:2026-11zg". From a third round of program templates (tests/fixtures/program_templates3: the
+# array, media, CUDA, distributed, LLM and configuration libraries), where version 18 said nothing, took a type's
+# default or read a missing path or a permission into a text that says otherwise. Each rule is its producers' words.
+RULES_V19_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # Media and model files that do not decode: Pillow's decoders ("broken data stream when reading image file",
+    # "decoder error -2 when reading image file", "cannot load this image"; its parsers raise SyntaxError: "broken PNG
+    # file", "unknown pixel mode"), FFmpeg's AVERROR_INVALIDDATA text as PyAV and torchaudio print it ("Invalid data
+    # found when processing input") and its mov demuxer ("moov atom not found"), decord's readers ("ERROR getting stream
+    # info", "due to broken metadata", "av_read_frame failed", "the video might have corrupted frames"), nibabel's
+    # ("could the file be damaged?"), pydicom's ("the dataset may be corrupted"), sentencepiece's model
+    # ("could not parse ModelProto from"), tiktoken's download check ("Hash mismatch for data downloaded from"),
+    # ONNX Runtime's ("INVALID_PROTOBUF", "Protobuf parsing failed"). Before, OSError's default read a missing path.
+    ("corrupt_data.media_or_model_decode", "corrupt_data", 0.85,
+     r"\b(?:broken data stream|decoder error -?\d+) when reading image file\b|\bcannot load this image\b"
+     r"|\bbroken PNG file\b|\bunknown pixel mode\b|\bInvalid data found when processing input\b|\bmoov atom not found\b"
+     r"|\bERROR getting stream info\b|\bdue to broken metadata\b|\bav_read_frame failed\b"
+     r"|\b(?:may|might) (?:be|have) corrupted\b|\bcould the file be damaged\b|\bcould not parse ModelProto from\b"
+     r"|\bHash mismatch for data downloaded from\b|\bINVALID_PROTOBUF\b|\bProtobuf parsing failed\b"),
+    # A codec, backend or build the installed package lacks: Pillow ("decoder jpeg not available"), PyAV ("Decoder not
+    # found", UnknownCodecError), decord built without CUDA ("CUDA not enabled. Requested context GPU(0)"), pydicom's
+    # pixel handlers ("missing required dependencies"), headless OpenCV ("The function is not implemented. Rebuild the
+    # library with Windows, GTK+ 2.x or Cocoa support"), bitsandbytes ("not available in CPU-only version of
+    # bitsandbytes", "No compatible CUDA binary found at"), Horovod ("horovod does not find an installed MPI", "Neither
+    # MPI nor Gloo support has been built").
+    ("library_not_found.codec_or_build", "library_not_found", 0.8,
+     r"\b(?:de|en)coder \w+ not available\b|\b(?:De|En)coder not found\b|\bUnknownCodecError\b"
+     r"|\bCUDA not enabled\. Requested context GPU\b|\bmissing required dependencies\b|\bRebuild the library with\b"
+     r"|\bnot available in CPU-only version of bitsandbytes\b|\bNo compatible CUDA binary found at\b"
+     r"|\bhorovod does not find an installed MPI\b|\bNeither MPI nor Gloo support has been built\b"),
+    # The toolchain a compiler or kernel library needs: torch.compile's ("No working C++ compiler found"), Triton's
+    # ("Failed to find C compiler", "too old to be supported by the triton GPU compiler", ptxas's "is not defined for
+    # option 'gpu-name'"), PyTorch's ("cuDNN/MIOpen library not found", "libcudart functions unavailable"), TF's ("DNN
+    # library is not found"), flash-attn's ("is only supported on CUDA 11.7 and above").
+    ("library_not_found.toolchain", "library_not_found", 0.8,
+     r"\bNo working C\+\+ compiler found\b|\bFailed to find C compiler\b|\btoo old to be supported by the triton GPU compiler\b"
+     r"|is not defined for option 'gpu-name'|\bcuDNN/MIOpen library not found\b|\blibcudart functions unavailable\b"
+     r"|\bDNN library is not found\b|\bis only supported on CUDA \d+(?:\.\d+)? and above\b"),
+    # CUDA's cudaErrorStreamCaptureUnsupported ("operation not permitted when stream is capturing"): a CUDA graph capture
+    # that ran an op it cannot capture, not a file permission.
+    ("framework_api_misuse.cuda_stream_capture", "framework_api_misuse", 0.85, r"\bnot permitted when stream is capturing\b"),
+    # PyTorch's cuDNN convolution with no algorithm that runs ("Unable to find a valid cuDNN algorithm to run
+    # convolution"), as TF's "No algorithm worked!" (version 10): GPU memory or a cuDNN mismatch; said plainly.
+    ("unclassified.cudnn_no_algorithm", "unclassified", 0.3, r"\bUnable to find a valid cuDNN algorithm\b"),
+]]
+RULES_V19_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # Arrays and tensors whose shapes disagree, in NumPy's ("all the input array dimensions except for the concatenation
+    # axis must match exactly", "all the input arrays must have same number of dimensions", a gufunc's "has a mismatch in
+    # its core dimension"), pandas' ("Length mismatch: Expected axis has 12 elements, new values have 10 elements"),
+    # scikit-learn's ("Found array with dim 3. Estimator expected <= 2.", "y should be a 1d array, got an array of
+    # shape"), Pillow's ("wrong number of bands", "images do not match", "Too many dimensions: 4 > 3."), imageio's, xformers'
+    # and bitsandbytes' words, tensorboardX's image check and ONNX Runtime's ("Invalid rank for input").
+    ("tensor_mismatch.array_shapes", "tensor_mismatch", 0.85,
+     r"\ball the input array dimensions except for the concatenation axis must match exactly\b"
+     r"|\ball the input arrays must have same number of dimensions\b|\bhas a mismatch in its core dimension\b"
+     r"|\bLength mismatch: Expected axis has \d+ elements, new values have \d+ elements\b"
+     r"|\bFound array with dim \d+\. \w+ expected <= \d+|\bshould be a 1d array, got an array of shape\b"
+     r"|\bwrong number of bands\b|\bimages do not match\b|\bToo many dimensions: \d+ > \d+"
+     r"|\bAll images in a movie should have same size\b|\bNumber of heads in key/value must divide number of heads\b"
+     r"|\bTensor dimensions incorrect for matrix mul(?:ti|it)iplication\b|\bsize of input tensor and input format are different\b"
+     r"|\bInvalid rank for input\b"),
+    # Values of the wrong type or dtype: NumPy's ufuncs ("did not contain a loop with signature matching types") and
+    # NumPy 2's integer bounds ("Python integer 300 out of bounds for uint8"), FSDP's flat parameters ("Must flatten
+    # tensors with uniform dtype"), attention kernels' ("query and key must have the same dtype", "cu_seqlens_q must have
+    # dtype int32"), Horovod's ("Mismatched data types: One rank had type"), imageio's ("Expected numpy array with dtype
+    # `uint8` but got"), ONNX Runtime's ("Unexpected input data type"). Not scikit-learn's target types ("Classification
+    # metrics can't handle a mix of binary and continuous targets") nor jsonschema's "is not of type": the study's
+    # notebook crashes and heldout5 label them illegal_argument, the type's default.
+    ("type_mismatch.array_dtypes", "type_mismatch", 0.85,
+     r"\bdid not contain a loop with signature matching types\b|\bPython integer -?\d+ out of bounds for \w+"
+     r"|\bMust flatten tensors with uniform dtype\b|\bquery and key must have the same dtype\b|\bmust have dtype (?:torch\.)?\w+\b"
+     r"|\bMismatched data types: One rank had type\b|\bExpected numpy array with dtype `?\w+`? but got\b"
+     r"|\bUnexpected input data type\b"),
+    # An API used out of its order or contract: torch.distributed's ("trying to initialize the default process group
+    # twice"), DeepSpeed's ("DeepSpeed backend not set, please initialize it", ZeRO's "Gradient computed twice for this
+    # partition"), Horovod's ("Horovod has not been initialized"), FSDP's flat parameters ("Must flatten tensors with
+    # uniform `requires_grad`", "... on the same device"), peft's ("Cannot delete adapter(s) ... while they are merged",
+    # "does not work with gradient checkpointing"), trl's ("`model` and `ref_model` cannot be the same object"),
+    # omegaconf's struct and read-only configs, wandb's and MLflow's logged parameters ("Attempted to change value of
+    # key", "Changing param values is not allowed"), pydantic's model definitions ("Unable to generate pydantic-core
+    # schema for", "A non-annotated attribute was detected").
+    ("framework_api_misuse.api_contract", "framework_api_misuse", 0.8,
+     r"\btrying to initialize the default process group twice\b|\bDeepSpeed backend not set, please initialize it\b"
+     r"|\bGradient computed twice for this partition\b|\bHorovod has not been initialized\b"
+     r"|\bMust flatten tensors (?:with uniform `requires_grad`|on the same device)\b|\bwhile they are merged\b"
+     r"|\bdoes not work with gradient checkpointing\b|\bcannot be the same object\b|\bin struct mode does not support\b"
+     r"|\bCannot change read-only config\b|\bAttempted to change value of key\b|\bChanging param values is not allowed\b"
+     r"|\bUnable to generate pydantic-core schema for\b|\bA non-annotated attribute was detected\b"),
+    # vLLM's engine start with too little GPU memory for its KV cache ("No available memory for the cache blocks", "larger
+    # than the maximum number of tokens that can be stored in KV cache", "KV cache is needed, which is larger than the
+    # available KV cache memory"): GPU memory, to change by its own settings.
+    ("gpu_oom.kv_cache", "gpu_oom", 0.8,
+     r"\bNo available memory for the cache blocks\b|\bthat can be stored in KV cache\b"
+     r"|\bKV cache is needed, which is larger than the available KV cache memory\b"),
+]]
+RULES_V19 = RuleSetV18("19", RULES_V19_FIRST + RULES_V17_FIRST + _RULES_V16_BEFORE_ERRNOS + RULES_V17_ADDED
+                       + RULES_V19_ADDED + RULES_V14_LAST, TYPE_DEFAULTS_V10)
