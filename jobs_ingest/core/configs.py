@@ -712,6 +712,17 @@ TAGGING_CONFIGS += (replace(
     tagger_version="19+i16+ml8+l2q",
     tag=tagger.RULES_V19.tag,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zh",
+    changelog="Rules version 20: third-round templates that version 19 left unclassified although their producers' words "
+              "name a category: a configuration key that is not there (omegaconf's ConfigKeyError, hydra's missing "
+              "_target_, tokenizers' unknown token), wandb's missing API key, pandas' NaN cast to integer and SimpleITK's "
+              "and pydicom's decoders, inductor's missing lowering, an unknown torch.compile backend or rendezvous "
+              "scheme, a dtype nibabel cannot store. Everything else as in 2026-11zg.",
+    tagger_version="20+i16+ml8+l2q",
+    tag=tagger.RULES_V20.tag,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -1358,3 +1358,35 @@ RULES_V19_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
 ]]
 RULES_V19 = RuleSetV18("19", RULES_V19_FIRST + RULES_V17_FIRST + _RULES_V16_BEFORE_ERRNOS + RULES_V17_ADDED
                        + RULES_V19_ADDED + RULES_V14_LAST, TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 20
+# Tagging config "tagging:2026-11zh". Third-round templates that version 19 left unclassified although their
+# producers' words name a category.
+RULES_V20_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # A configuration read with a key it does not have: omegaconf's ConfigKeyError ("Missing key optimizer"; a value
+    # declared but never set, "Missing mandatory value", stays version 6's wrong argument), hydra's instantiate ("Input
+    # config does not have a `_target_` field"), tokenizers' ("Unk token `<unk>` not found in the vocabulary").
+    ("key_not_found.config_key", "key_not_found", 0.8,
+     r"\bConfigKeyError: Missing key\b|\bInput config does not have a `_target_` field\b"
+     r"|\bUnk token `[^`\n]{1,40}` not found in the vocabulary\b"),
+    # A tracking service's credentials that are not there (wandb: "No API key configured. Use `wandb login` to log in.").
+    ("permission_denied.api_key_missing", "permission_denied", 0.75, r"\bNo API key configured\b"),
+    # Data that cannot be read as asked: pandas' IntCastingNaNError ("Cannot convert non-finite values (NA or inf) to
+    # integer", a column with missing values), SimpleITK's readers ("Unable to determine ImageIO reader for"), pydicom's
+    # ("Unable to decode as exceptions were raised by all available plugins").
+    ("corrupt_data.values_or_format", "corrupt_data", 0.8,
+     r"\bCannot convert non-finite values \(NA or inf\) to integer\b|\bUnable to determine ImageIO reader for\b"
+     r"|\bUnable to decode as exceptions were raised by all available plugins\b"),
+    # torch.compile's inductor with no lowering for an op ("LoweringException: MissingOperatorWithoutDecomp: missing
+    # lowering"): not implemented there.
+    ("not_implemented.inductor_lowering", "not_implemented", 0.8, r"\bMissingOperatorWithoutDecomp\b|\bmissing lowering\b"),
+    # A name the job chose that its library does not know: torch._dynamo ("Invalid backend: 'tensorrt'"),
+    # torch.distributed's rendezvous ("No rendezvous handler for localhost://").
+    ("illegal_argument.unknown_backend_or_scheme", "illegal_argument", 0.8,
+     r"\bInvalidBackend: Invalid backend\b|\bNo rendezvous handler for \S+://"),
+    # nibabel's header ('data dtype "bool" not supported'): an array of a dtype the format cannot store.
+    ("type_mismatch.format_dtype", "type_mismatch", 0.8, r"\bdata dtype \"?\w+\"? not supported\b"),
+]]
+RULES_V20 = RuleSetV18("20", RULES_V19.message_rules[:-len(RULES_V14_LAST)] + RULES_V20_ADDED + RULES_V14_LAST,
+                       TYPE_DEFAULTS_V10)
