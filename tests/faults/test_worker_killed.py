@@ -16,14 +16,15 @@ RETRIED = b"2026-11-16 08:00:01 WARNING NCCL watchdog: retrying after error: Con
 
 @pytest.fixture(scope="module")
 def slow_log(tmp_path_factory) -> Path:
-    """~30 MB whose every window mentions an error the parser must read and skip (retried errors),
-    with the real failure at the very start: the analysis takes seconds, long enough to be killed."""
+    """~60 MB whose every window mentions an error the parser must read and skip (retried errors),
+    with the real failure at the very start: the analysis takes seconds (3.4 s on a machine that reads 1,500
+    development logs a second), long enough to be killed."""
     path = tmp_path_factory.mktemp("slow") / "slow.log"
     with open(path, "wb") as f:
         f.write(b"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
                 b"KeyError: 'learning_rate'\n")
         block = RETRIED * 10_000
-        for _ in range(30 * 1024 * 1024 // len(block)):
+        for _ in range(60 * 1024 * 1024 // len(block)):
             f.write(block)
     return path
 
@@ -43,7 +44,7 @@ def test_task_of_a_killed_worker_is_redelivered_and_counted_once(stack_factory, 
 
     wait_for(lambda: "analyse_jobs[" in stack.log_of("worker") and " received" in stack.log_of("worker"),
              timeout=60, what="the worker to take the analysis task")
-    time.sleep(1.5)
+    time.sleep(0.3)   # inside the analysis; a fixed 1.5 s outlasted the whole of a 30 MB one on a fast machine
     assert stack.counts().analysed == 0, "the analysis finished before the kill: make the log larger"
     if victim == "whole worker":
         os.killpg(worker.pid, signal.SIGKILL)
