@@ -387,8 +387,9 @@ def cluster_key_v6(exception_type: str, message: str) -> tuple[str, str]:
 CLUSTER_VERSION_7 = "7"
 
 
-def _reason_v7(exception_type: str, message: str) -> str:
-    return mask_units(cluster_message_v4(exception_type, mask_pci(message), CANONICAL_REASONS_V6, _CANONICAL_V5))
+def _reason_v7(exception_type: str, message: str, canonical: tuple[tuple[re.Pattern, str], ...] = CANONICAL_REASONS_V6,
+               canonical_reasons: frozenset[str] = _CANONICAL_V5) -> str:
+    return mask_units(cluster_message_v4(exception_type, mask_pci(message), canonical, canonical_reasons))
 
 
 def cluster_key_v7(exception_type: str, message: str) -> tuple[str, str]:
@@ -425,8 +426,8 @@ CLUSTER_VERSION_9 = "9"
 # - a CUDA kernel's own assertion line ("block: [0,0,0], thread: [5,0,0] Assertion ... failed.") is the
 #   device-side assert; glibc's translations of "Segmentation fault".
 # A trailing full stop is no part of a reason ("name 'x' is not defined." is Python's sentence too).
-_LOG_HEADER = re.compile(r"^(?:\[[^\]\n]*<TIME>[^\]\n]*\]|<TIME>|\[[EWFI] <ID>:<NUM>\]|\[(?:PG [^\]\n]*?)?Rank <NUM>\])"
-                         r":?\s*")
+_LOG_HEADERS = re.compile(r"^(?:(?:\[[^\]\n]*<TIME>[^\]\n]*\]|<TIME>|\[[EWFI] <ID>:<NUM>\]|\[(?:PG [^\]\n]*?)?Rank <NUM>\])"
+                          r":?\s*)+")
 _LOGGER_TAG = re.compile(r"^\[<ID>\]:?\s*")
 _WATCHDOG_WRAPPER = re.compile(r"\bProcess group watchdog thread terminated with exception:\s*")
 _XID = re.compile(r"\bNVRM: Xid \((?:PCI:)?[^)\n]*\):\s*(\d+)")
@@ -461,10 +462,8 @@ _CANONICAL_V9 = frozenset(reason for _, reason in CANONICAL_REASONS_V9)
 
 
 def _without_log_header(reason: str) -> str:
-    stripped = reason
-    while (shorter := _LOG_HEADER.sub("", stripped, count=1)) != stripped:
-        stripped = shorter
-    return _LOGGER_TAG.sub("", stripped) if stripped != reason else stripped
+    stripped = _LOG_HEADERS.sub("", reason, count=1)
+    return _LOGGER_TAG.sub("", stripped) if stripped != reason else reason
 
 
 def _reason_v9(exception_type: str, message: str) -> str:
@@ -472,8 +471,7 @@ def _reason_v9(exception_type: str, message: str) -> str:
     if xid:
         return f"GPU: Xid {xid.group(1)}"
     message = _WATCHDOG_WRAPPER.sub("", message, count=1)
-    reason = mask_dates(mask_units(cluster_message_v4(exception_type, mask_pci(message), CANONICAL_REASONS_V9,
-                                                      _CANONICAL_V9)))
+    reason = mask_dates(_reason_v7(exception_type, message, CANONICAL_REASONS_V9, _CANONICAL_V9))
     return _without_log_header(reason).rstrip(" .") or reason
 
 

@@ -64,20 +64,22 @@ def with_root_errors(lines: list[str], failure: LogFailure) -> str:
 
 
 # Keras' re-raised layer error (keras/utils/traceback_utils.py, keras/src/utils/traceback_utils.py): the header line,
-# a blank line, then the error itself, which the parser leaves out of the message (a blank line ends a message).
-_KERAS_CALL_HEADER = re.compile(r"^Exception encountered when calling\b[^\n]*$")
-_KERAS_ARGUMENTS = re.compile(r"^\s*(?:Call a|A)rguments received by\b")
+# a blank line, the error itself, a blank line, then the call's arguments. The parser leaves the error out of the
+# message (a blank line ends a message); tagger.RuleSetV18 reads the same two markers inside AutoGraph's message.
+KERAS_CALL_HEADER = re.compile(r"^Exception encountered when calling\b")
+KERAS_CALL_ARGUMENTS = re.compile(r"^\s*(?:Call a|A)rguments received by\b", re.M)
 KERAS_ERROR_LINES = 20
 
 
 def with_keras_call_error(lines: list[str], failure: LogFailure, text: str) -> str:
     """The text to tag, with the error that follows Keras' header line when the message is only that header: the lines
     after it up to Keras' list of the call's arguments (at most 20, and only if that list follows)."""
-    if not _KERAS_CALL_HEADER.match((text or "").strip()):
+    header = (text or "").strip()
+    if "\n" in header or not KERAS_CALL_HEADER.match(header):
         return text
     after = lines[failure.line_index + 1:failure.line_index + 1 + KERAS_ERROR_LINES]
-    end = next((k for k, line in enumerate(after) if _KERAS_ARGUMENTS.match(line)), None)
-    return text if end is None else text.strip() + "\n\n" + "\n".join(after[:end]).strip()
+    end = next((k for k, line in enumerate(after) if KERAS_CALL_ARGUMENTS.match(line)), None)
+    return text if end is None else header + "\n\n" + "\n".join(after[:end]).strip()
 
 
 # --- exit codes and signals of a launcher's child --------------------------------------------------

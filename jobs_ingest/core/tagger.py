@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from . import literals
+from .frameworks import KERAS_CALL_ARGUMENTS, KERAS_CALL_HEADER
 from .taxonomy import CATEGORIES
 
 TAGGER_VERSION = "4"
@@ -1239,8 +1240,6 @@ RULES_V17 = RuleSetV12("17", RULES_V17_FIRST + _RULES_V16_BEFORE_ERRNOS + RULES_
 # Functional.call():"). Inside AutoGraph's "in user code:" version 9
 # read only the last typed line, Keras' header, which says no cause; and anywhere, the arguments Keras lists after
 # the error (shapes, dtypes, None masks) are no part of it. Version 18 reads the error between the two.
-_KERAS_CALL_HEADER = re.compile(r"^Exception encountered when calling\b")
-_KERAS_CALL_ARGUMENTS = re.compile(r"^\s*(?:Call a|A)rguments received by\b", re.M)
 
 
 class RuleSetV18(RuleSetV12):
@@ -1250,10 +1249,10 @@ class RuleSetV18(RuleSetV12):
     def tag(self, exception_type: str, message: str, context: list[str] | None = None) -> Tag:
         if message and _IN_USER_CODE.match(message):
             inner = list(_TYPED_LINE.finditer(message))
-            if inner and _KERAS_CALL_HEADER.match(inner[-1].group(2)):
+            if inner and KERAS_CALL_HEADER.match(inner[-1].group(2)):
                 exception_type, message = inner[-1].group(1), message[inner[-1].start(2):]
-        if message and _KERAS_CALL_HEADER.match(message):
-            arguments = _KERAS_CALL_ARGUMENTS.search(message)
+        if message and KERAS_CALL_HEADER.match(message):
+            arguments = KERAS_CALL_ARGUMENTS.search(message)
             message = message[:arguments.start()].rstrip() if arguments else message
         return super().tag(exception_type, message, context)
 
@@ -1356,8 +1355,9 @@ RULES_V19_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
      r"\bNo available memory for the cache blocks\b|\bthat can be stored in KV cache\b"
      r"|\bKV cache is needed, which is larger than the available KV cache memory\b"),
 ]]
-RULES_V19 = RuleSetV18("19", RULES_V19_FIRST + RULES_V17_FIRST + _RULES_V16_BEFORE_ERRNOS + RULES_V17_ADDED
-                       + RULES_V19_ADDED + RULES_V14_LAST, TYPE_DEFAULTS_V10)
+_RULES_V19_BEFORE_ERRNOS = (RULES_V19_FIRST + RULES_V17_FIRST + _RULES_V16_BEFORE_ERRNOS + RULES_V17_ADDED
+                            + RULES_V19_ADDED)
+RULES_V19 = RuleSetV18("19", _RULES_V19_BEFORE_ERRNOS + RULES_V14_LAST, TYPE_DEFAULTS_V10)
 
 
 # ------------------------------------------------------------------------------------------ version 20
@@ -1388,5 +1388,4 @@ RULES_V20_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
     # nibabel's header ('data dtype "bool" not supported'): an array of a dtype the format cannot store.
     ("type_mismatch.format_dtype", "type_mismatch", 0.8, r"\bdata dtype \"?\w+\"? not supported\b"),
 ]]
-RULES_V20 = RuleSetV18("20", RULES_V19.message_rules[:-len(RULES_V14_LAST)] + RULES_V20_ADDED + RULES_V14_LAST,
-                       TYPE_DEFAULTS_V10)
+RULES_V20 = RuleSetV18("20", _RULES_V19_BEFORE_ERRNOS + RULES_V20_ADDED + RULES_V14_LAST, TYPE_DEFAULTS_V10)
