@@ -8,8 +8,8 @@
 
 Deterministic: records in file order, sorted features, fixed seeds, sorted JSON; run twice with the same
 --date and the artefact is byte-identical. The held-out sets (bench/heldout7, tests/fixtures/infra_heldout*) are
-never read; heldout3-5 were retired into training data with ml7, heldout6 and the producers' message templates with ml8
-(`--training-set ml6|ml7` leaves them out). Progress goes to stderr, the summary to stdout.
+never read; heldout3-5 were retired into training data with ml7, heldout6 and the producers' message templates with ml8,
+the third round of templates with ml9 (`--training-set ml6|ml7|ml8` leaves them out). Progress goes to stderr, the summary to stdout.
 """
 from __future__ import annotations
 
@@ -53,6 +53,10 @@ RETIRED_HELDOUT = [ROOT / "bench" / "heldout3" / "cases.jsonl", ROOT / "bench" /
 # product's: the readers never saw it). A template is one short log: the example raised from one frame.
 RETIRED_HELDOUT_ML8 = [ROOT / "bench" / "heldout6" / "cases.jsonl"]
 TEMPLATES = ROOT / "tests" / "fixtures" / "program_templates"
+# Since ml9 (session 20): the third round of templates (the array, media, CUDA, distributed, LLM and configuration
+# libraries), first read by tagging:2026-11zf before rules versions 19 and 20 were written from them.
+TEMPLATES3 = ROOT / "tests" / "fixtures" / "program_templates3"
+TEMPLATE_FOLDERS = (TEMPLATES, TEMPLATES3)
 FEATURES = {"max_chars": 300, "char_ngrams": [4, 4], "context_lines": 3,
             "type_weight": 1.0, "word_weight": 1.0, "char_weight": 1.0, "context_weight": 1.0}
 MODEL = {"C": 0.2, "min_df": 2, "calibration_folds": 3, "min_class_support": 3, "prune_below": 0.05,
@@ -83,8 +87,8 @@ def load_rows(files: list[Path]) -> list[dict]:
         if not path.exists():
             log(f"  (skipping missing {path.relative_to(ROOT)})")
             continue
-        if path == TEMPLATES:
-            rows += [{"file": str(path.relative_to(ROOT)), "rec": rec} for rec in template_records()]
+        if path in TEMPLATE_FOLDERS:
+            rows += [{"file": str(path.relative_to(ROOT)), "rec": rec} for rec in template_records(path)]
             continue
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
@@ -109,12 +113,12 @@ def load_rows(files: list[Path]) -> list[dict]:
     return rows
 
 
-def template_records() -> list[dict]:
-    """The program templates with a study category, as labelled logs; one group per producer (a library's
-    templates share words, so they stay in one fold)."""
+def template_records(folder: Path) -> list[dict]:
+    """A folder's program templates with a study category, as labelled logs; one group per producer (a library's
+    templates share words, so they stay in one fold). The rounds' file names differ, so ids and groups do too."""
     return [{"id": f"tpl:{row['file']}:{n}", "log": raised(row["example"]), "category": row["category"],
              "group": f"tpl:{row['file']}:{row['producer'].split()[0]}"}
-            for n, row in enumerate(template_rows(TEMPLATES.name), 1) if row["category"] in taxonomy.CATEGORIES]
+            for n, row in enumerate(template_rows(folder.name), 1) if row["category"] in taxonomy.CATEGORIES]
 
 
 def data_hash(files: list[Path]) -> str:
@@ -393,14 +397,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=learned.ARTEFACT.with_name(configs.tagging_config().learned_model))
     ap.add_argument("--date", default=dt.datetime.now(dt.timezone.utc).date().isoformat())
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--training-set", choices=("ml6", "ml7", "ml8"), default="ml8",
-                    help="ml8 (default): the development files, the retired held-out sets heldout3-6 and the program "
-                         "templates; ml7: without heldout6 and the templates; ml6: without heldout3-5 too")
+    ap.add_argument("--training-set", choices=("ml6", "ml7", "ml8", "ml9"), default="ml9",
+                    help="ml9 (default): the development files, the retired held-out sets heldout3-6 and both rounds "
+                         "of program templates; ml8: without the third round; ml7: without heldout6 and the templates; "
+                         "ml6: without heldout3-5 too")
     args = ap.parse_args()
     import sklearn
 
     files = TRAIN_FILES + {"ml6": [], "ml7": RETIRED_HELDOUT,
-                           "ml8": RETIRED_HELDOUT + RETIRED_HELDOUT_ML8 + [TEMPLATES]}[args.training_set]
+                           "ml8": RETIRED_HELDOUT + RETIRED_HELDOUT_ML8 + [TEMPLATES],
+                           "ml9": RETIRED_HELDOUT + RETIRED_HELDOUT_ML8 + [TEMPLATES, TEMPLATES3]}[args.training_set]
     log(f"reading {len(files)} labelled files")
     rows = load_rows(files)
     feats = [learned.features(row["analysis"], FEATURES) for row in rows]

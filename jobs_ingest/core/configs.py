@@ -723,6 +723,15 @@ TAGGING_CONFIGS += (replace(
     tagger_version="20+i16+ml8+l2q",
     tag=tagger.RULES_V20.tag,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zi",
+    changelog="The learned fallback ml9: ml8's recipe, trained on ml8's data plus the third round of program templates "
+              "with a study category (tests/fixtures/program_templates3, 405), each with its reader's category "
+              "(bench/learned.md). Rules as in 2026-11zh.",
+    tagger_version="20+i16+ml9+l2q",
+    learned_model="learned_model_ml9.json",
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -36,7 +36,7 @@ def model():
 def held_out_at_release(training_files: list[str], artefact: str) -> list[str]:
     """The training files that were held out when this artefact was released: the infrastructure slices and
     heldout7 always; heldout2-5 until ml7, which retired heldout3-5 into training data, and heldout6 and the program
-    templates until ml8 (bench/learned.md)."""
+    templates until ml8, the third round of templates until ml9 (bench/learned.md)."""
     held = ["fixtures/infra", "heldout7", "issues_heldout2"]
     release = re.search(r"_ml(\d+)\.json$", artefact)
     number = int(release.group(1)) if release else 1                # learned_model.json is the first model
@@ -44,6 +44,8 @@ def held_out_at_release(training_files: list[str], artefact: str) -> list[str]:
         held += ["heldout3", "heldout4", "heldout5"]
     if number < 8:
         held += ["heldout6", "program_templates"]
+    if number < 9:
+        held += ["program_templates3"]
     return [f for f in training_files if any(h in f for h in held)]
 
 
