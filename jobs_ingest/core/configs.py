@@ -62,6 +62,7 @@ class TaggingConfig:
     tail_fatal_lines: bool = False                     # ... or a glog FATAL record, or a bare exception name under a pasted frame
     quoted_pastes: bool = False                        # collectors.unquoted: a log pasted whole in a blockquote
     keras_call_errors: bool = False                    # frameworks.with_keras_call_error: the error under Keras' header
+    cut_statements: bool = False                       # a cut traceback ending at a raise/assert statement reads it; headless frames too
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
     one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
@@ -731,6 +732,17 @@ TAGGING_CONFIGS += (replace(
               "(bench/learned.md). Rules as in 2026-11zh.",
     tagger_version="20+i16+ml9+l2q",
     learned_model="learned_model_ml9.json",
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zj",
+    changelog="A traceback the log ends inside, whose deepest frame shows a `raise` or `assert` statement, is read as the "
+              "exception that statement raises (`assert cond, 'message'` an AssertionError with its message, `raise "
+              "Type('message')` a Type), before the lines above it; and the frames a log ends with when their "
+              "'Traceback (most recent call last):' header was not pasted (two or more, indented or not; not a thread "
+              "dump) are such a cut traceback, where no other failure was parsed. Everything else as in 2026-11zi.",
+    tagger_version="20+i16+ml9+l2qs",
+    cut_statements=True,
 ),)
 
 

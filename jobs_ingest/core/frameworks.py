@@ -300,16 +300,20 @@ def _frame_of(body: str) -> Frame | None:
                  (d.get("func") or d.get("nbfunc") or "").strip())
 
 
-def truncated_traceback(lines: list[str]) -> LogFailure | None:
-    """The traceback a log ends inside (header and frames, no exception line), or None."""
+def truncated_traceback(lines: list[str], headless: bool = False) -> LogFailure | None:
+    """The traceback a log ends inside (header and frames, no exception line), or None. With `headless`, also the
+    frames a log ends with when their header was not pasted (headless_start)."""
     bodies = [strip_prefixes(line)[0] for line in lines[-_MAX_TRUNCATED_SCAN:]]
     offset = len(lines) - len(bodies)
     header = next((k for k in range(len(bodies) - 1, -1, -1) if TRACEBACK_HEADER.match(bodies[k])), None)
+    first = header + 1 if header is not None else None
+    if header is None and headless:
+        header = first = headless_start(bodies)
     if header is None:
         return None
     frames: list[Frame] = []
     last = header
-    for k in range(header + 1, len(bodies)):
+    for k in range(first, len(bodies)):
         body = bodies[k]
         if not body.strip():
             continue
@@ -319,6 +323,10 @@ def truncated_traceback(lines: list[str]) -> LogFailure | None:
         elif body[:1] in (" ", "\t", "│", "╰", "╭") or body.startswith(("[Previous line repeated", "---->", "-->")):
             if frames and not frames[-1].code and body.strip()[:1] not in ("^", "~", "│", "╰"):
                 frames[-1].code = body.strip()[:300]
+        elif header == first and frames and not frames[-1].code and _frame_of(bodies[k - 1] or ""):
+            frames[-1].code = body.strip()[:300]   # a headless paste that lost its indentation
+        elif header == first and set(body.strip()) <= set("^~ "):
+            pass
         else:
             return None   # an unindented line that is no frame: the traceback ended (or this is not one)
         last = k
@@ -329,6 +337,50 @@ def truncated_traceback(lines: list[str]) -> LogFailure | None:
     if deepest.code:
         message += f": {deepest.code}"
     return LogFailure("", message, offset + last, offset + header, frames, kind="truncated")
+
+
+_THREAD_DUMP = re.compile(r"\(most recent call first\)|^\s*(?:Current )?[Tt]hread 0x[0-9a-f]+")
+
+
+def headless_start(bodies: list[str]) -> int | None:
+    """Index of the first of the Python frames (two or more, each with or without its code line under it, indented or
+    not) that the last lines are, when the traceback's header was not pasted; None when the log does not end so, or when the frames are a
+    thread dump (faulthandler's, most recent call first), which is no exception."""
+    k = len(bodies) - 1
+    while k >= 0 and not bodies[k].strip():
+        k -= 1
+    start, frames = None, 0
+    while k >= 0:
+        body = bodies[k]
+        if _frame_of(body):
+            start, frames = k, frames + 1
+        elif body.strip() and not (set(body.strip()) <= set("^~ ") or (k > 0 and _frame_of(bodies[k - 1]))):
+            break   # a frame's code is the line under it: anything else (an exception line) ends the frames
+        k -= 1
+    if frames < 2 or (k >= 0 and _THREAD_DUMP.search(bodies[k])):
+        return None
+    return start
+
+
+# The statement a cut traceback's deepest frame shows raised the exception: `assert cond, "message"` raises an
+# AssertionError, `raise Type("message")` a Type (a class name; `raise e` names no type).
+_ASSERT_STATEMENT = re.compile(r"^assert\b")
+_RAISE_STATEMENT = re.compile(r"^raise\s+(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*(?:\(|$|\s+from\b)")
+_STRING_LITERAL = re.compile(r"""\b[rRfFbBuU]{0,2}(?P<q>["'])(?P<text>(?:\\.|(?!(?P=q)).)*)(?P=q)|(?<![\w])(?P<q2>["'])(?P<text2>(?:\\.|(?!(?P=q2)).)*)(?P=q2)""")
+
+
+def raised_by_statement(code_line: str) -> tuple[str, str] | None:
+    """(exception type, message) that a `raise` or `assert` statement raises, the message being its first string
+    literal (f-strings' fields kept as written; for an assert, the literal after the condition), or None."""
+    code = code_line.strip()
+    if _ASSERT_STATEMENT.match(code):
+        literal = _STRING_LITERAL.search(code.split(",", 1)[1]) if "," in code else None
+        return "AssertionError", (literal.group("text") or literal.group("text2") or "") if literal else ""
+    m = _RAISE_STATEMENT.match(code)
+    if m is None:
+        return None
+    literal = _STRING_LITERAL.search(code[m.end():])
+    return m.group("type"), (literal.group("text") or literal.group("text2") or "") if literal else ""
 
 
 # An exception line quoted inside a sentence, as people paste errors into issues and chats: "The error is
@@ -367,11 +419,13 @@ def said_tag(line: str, tag: Callable, quoted: bool = False):
 
 
 def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls: Callable, skip_traces: bool = False,
-                  quoted: bool = False):
+                  quoted: bool = False, statements: bool = False):
     """Judge a truncated traceback: the error context before it, then the deepest frame's code. A
     launcher's frame (raise ChildFailedError / CalledProcessError) reads the exit code before it.
     With `skip_traces`, a native backtrace or a TF op trace between the error and the traceback does not hide
-    the error (said_lines); with `quoted`, an exception line quoted in a sentence before it is read too."""
+    the error (said_lines); with `quoted`, an exception line quoted in a sentence before it is read too; with
+    `statements`, a deepest frame whose code is a `raise` or `assert` statement is read first, as the exception it
+    raises (raised_by_statement)."""
     deepest = failure.frames[-1]
     code_line = deepest.code or ""
     if re.search(r"raise (?:\w+\.)*(?:ChildFailedError|CalledProcessError|ProcessExitedException|ProcessRaisedException)",
@@ -382,6 +436,13 @@ def truncated_tag(lines: list[str], failure: LogFailure, tag: Callable, tag_cls:
             return _inside_launcher_traceback(launched, tag_cls)
         return tag_cls("unclassified", 0.2, "unclassified.truncated_launcher",
                        f"the log ends inside the launcher's traceback ({deepest.describe()}); the child's error is not in the log")
+    raised = raised_by_statement(code_line) if statements else None
+    if raised is not None:
+        guess = tag(*raised)
+        if guess.category != "unclassified":
+            return tag_cls(guess.category, round(min(0.5, guess.confidence - 0.1), 2), guess.rule + ".cut_statement",
+                           f"log ends inside a traceback, at the statement that raised ({deepest.describe()}): "
+                           f"{code_line[:200]}")
     if skip_traces:
         start = max(0, failure.start_index - _MAX_TRUNCATED_SCAN)
         context = [lines[start + i] for i in said_lines(lines[start:failure.start_index], 8)]

@@ -235,7 +235,7 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
     if terminal is not None and killed and _nonblank_after(lines, terminal.line_index) > _FAR_FROM_END:
         terminal = None  # the job went on after that error; the kill ended it
     if tagging.frameworks and not killed:
-        terminal = _recovered(lines, terminal)
+        terminal = _recovered(lines, terminal, headless=tagging.cut_statements)
     if terminal is None:
         return _with_capture(_without_failure(lines, line_offset, exit_code, signal, killed, grouping, tagging), lines)
 
@@ -243,7 +243,7 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
     if terminal.kind == "truncated":
         first = tagging.launcher_cut == "first" and frameworks.cut_launcher_tag(lines, terminal, Tag)
         tag = first or frameworks.truncated_tag(lines, terminal, tagging.tag, Tag, skip_traces=tagging.location_traces,
-                                                quoted=tagging.pasted_errors)
+                                                quoted=tagging.pasted_errors, statements=tagging.cut_statements)
         if tagging.launcher_cut == "last" and tag.category == "unclassified":
             tag = frameworks.cut_launcher_tag(lines, terminal, Tag) or tag
     elif tagging.frameworks:
@@ -355,12 +355,19 @@ def _body(line: str) -> str:
     return strip_prefixes(line)[0]
 
 
-def _recovered(lines: list[str], terminal: LogFailure | None) -> LogFailure | None:
+def _recovered(lines: list[str], terminal: LogFailure | None, headless: bool = False) -> LogFailure | None:
     """Tagging configs with `frameworks`: a TF 1.x "(see above for traceback)" line when nothing else was
-    found, and a traceback the log ends inside, unless it only continues the terminal failure's chain."""
+    found, and a traceback the log ends inside, unless it only continues the terminal failure's chain. With
+    `headless`, where nothing else was found, also the frames a log ends with when their header was not pasted, if
+    the deepest shows the `raise` or `assert` statement that raised (other headless frames are left to the tail's
+    readings, which read the error above them)."""
     if terminal is None:
         terminal = frameworks.see_above_failure(lines)
     cut = frameworks.truncated_traceback(lines)
+    if cut is None and headless and terminal is None:
+        cut = frameworks.truncated_traceback(lines, headless=True)
+        if cut is not None and frameworks.raised_by_statement(cut.frames[-1].code or "") is None:
+            cut = None
     if cut is None:
         return terminal
     if terminal is None:
