@@ -744,6 +744,19 @@ TAGGING_CONFIGS += (replace(
     tagger_version="20+i16+ml9+l2qs",
     cut_statements=True,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zk",
+    changelog="Rules version 21, from a fourth round of program templates (tests/fixtures/program_templates4: PyG, DGL, "
+              "Gymnasium, stable-baselines3, MuJoCo; PyTorch3D, Open3D, kornia, einops, spconv, MinkowskiEngine; "
+              "transformers' models, diffusers, timm, open_clip, evaluate; torch.nn and torchmetrics; JAX, Flax, Optax, "
+              "Orbax, Keras 3, TF's kernels; PaddlePaddle, MindSpore, MXNet): shapes, API contracts, registries, native "
+              "builds, ids out of range, non-finite values, files that do not parse, dtypes, GPU memory and model paths "
+              "in their producers' words, where version 20 took a type's default or said nothing. Everything else as "
+              "in 2026-11zj.",
+    tagger_version="21+i16+ml9+l2qs",
+    tag=tagger.RULES_V21.tag,
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

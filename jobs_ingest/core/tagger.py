@@ -1389,3 +1389,184 @@ RULES_V20_ADDED: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
     ("type_mismatch.format_dtype", "type_mismatch", 0.8, r"\bdata dtype \"?\w+\"? not supported\b"),
 ]]
 RULES_V20 = RuleSetV18("20", _RULES_V19_BEFORE_ERRNOS + RULES_V20_ADDED + RULES_V14_LAST, TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 21
+# Tagging config "tagging:2026-11zk". From a fourth round of program templates (tests/fixtures/program_templates4: graph
+# and reinforcement-learning libraries, 3D vision, Hugging Face's models and diffusers, torch.nn, JAX, Flax, Optax, Orbax,
+# Keras 3 and TF's kernels, PaddlePaddle, MindSpore and MXNet), where version 20 took a type's default (mostly a
+# ValueError's or an AssertionError's illegal_argument), said nothing, or read a missing path into a text that names
+# another cause. Each rule is its producers' words; they come first, as the texts they match are more specific than the
+# rules they would otherwise meet (a missing path read in "Cannot find DGL C++ sparse library at ...").
+RULES_V21_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # Shapes that disagree, in the words of Keras 3 ("must have the same rank (ndim)", "Computed output size would be
+    # zero or negative", "Data cardinality is ambiguous", "expected 2 variables, but received 1 variables during
+    # loading", "is not compatible with the stored shape"), JAX and its libraries ("Tuple arity mismatch", "tree
+    # structures do not match", "carry input and carry output must have equal types", "cond branches must have equal
+    # output types", "was given argument arrays with axis sizes that are not evenly divisible", "cannot reshape array of
+    # shape"), TF's kernels ("ConcatOp : Ranks of all input tensors should match", "must have compatible batch
+    # dimensions", "input depth must be evenly divisible by filter depth"), torch.nn ("was expecting embedding dimension
+    # of", "expected 4D input (got 2D input)", "must have the same number of spatial dimensions"), torchmetrics ("should
+    # have the same shape"), transformers ("should be divisible by patch size", "Image features and image tokens do not
+    # match", "Input image size (256*256) doesn't match model", "Unable to infer channel dimension format", Whisper's
+    # "expects the mel input features to be of length"), evaluate ("Mismatch in the number of predictions"),
+    # stable-baselines3 and PettingZoo ("Observation spaces do not match", "Unexpected observation shape"), PyG and DGL
+    # ("Encountered tensor with size 512 in dimension", "Expected 'edge_index' to have size", "Expect number of
+    # features to match number of nodes"), PyTorch3D, kornia, spconv, MinkowskiEngine and torchvision's ops ("Wrong
+    # number (4) of cameras for 8 meshes", "must have the same batch dimension", "Input size must have a shape of",
+    # "Coordinate length 120384 != Feature length", "reach zero!!!", "offset.shape[1] is not valid"), PaddlePaddle
+    # ("has error dim", "The 'shape' in ReshapeOp is invalid", "receives a shape [512, 1000], but the expected shape is",
+    # "should be equal to filter's channels * groups", "should have dimensions = 4, shape ="), MindSpore ("Shape Join
+    # Failed"), MXNet ("is not present in ParameterDict"), Keras' variables ("The shape of the target variable and the
+    # shape of the target value") and batches ("Expected `labels` to have batch size 16, got 8"), Flax's ("Incompatible
+    # input dimension, got 512 but module expects 768"), JAX's shardings ("is only valid for values of rank at least"),
+    # Orbax's restores ("The target dict keys and state dict keys do not match"), and PyTorch3D's and torchvision's other
+    # checks ("Expected points to be of shape", "tensors have incorrect dimensions", "the shape of the offset tensor").
+    ("tensor_mismatch.shapes_v21", "tensor_mismatch", 0.85,
+     r"\bmust have the same rank \(ndim\)|\bmust have rank \(ndim\)|\bComputed output size would be zero or negative\b"
+     r"|\bData cardinality is ambiguous\b|\bexpected \d+ variables, but received \d+ variables\b"
+     r"|\bis not compatible with the stored shape\b|\bTuple arity mismatch\b|\btree structures do not match\b"
+     r"|\bcarry input and carry output must have (?:equal types|the same pytree structure)\b"
+     r"|\bbranches must have equal output types\b|\baxis sizes that are not evenly divisible\b"
+     r"|\bcannot reshape array of shape\b|\bConcatOp : Ranks of all input tensors should match\b"
+     r"|\bmust have compatible batch dimensions\b|\binput depth must be evenly divisible by filter depth\b"
+     r"|\bwas expecting embedding dimension of\b|\bexpected \d+D input \(got \d+D input\)"
+     r"|\bmust have the same number of spatial dimensions\b|\bshould have the same shape\b"
+     r"|\bshould be divisible by patch size\b|\bImage features and image tokens do not match\b"
+     r"|\bInput image size \([^)\n]*\) doesn't match model\b|\bUnable to infer channel dimension format\b"
+     r"|\bexpects the mel input features to be of length\b|\bMismatch in the number of predictions\b"
+     r"|\b(?:Observation|Action) spaces do not match\b|\bUnexpected observation shape\b"
+     r"|\bEncountered tensor with size \d+ in dimension\b|\bExpected '\w+' to have size\b"
+     r"|\bExpect number of features to match number of nodes\b|\bWrong number \(\d+\) of cameras\b"
+     r"|\bmust have the same batch dimension\b|\bInput size must have a shape of\b|\bCoordinate length \d+ != Feature length\b"
+     r"|reach zero!!!|\boffset\.shape\[1\] is not valid\b|\bhas error dim\b|\bThe 'shape' in ReshapeOp is invalid\b"
+     r"|\breceives a shape \[[^\]\n]*\], but the expected shape is\b|\bshould be equal to filter's channels\b"
+     r"|\bshould have dimensions = \d+, shape =|\bShape Join Failed\b|\bis not present in ParameterDict\b"
+     r"|\bThe shape of the target variable and the shape of the target value\b|\bto have batch size \d+, got \d+"
+     r"|\bIncompatible input dimension, got \d+ but module expects\b|\bis only valid for values of rank at least\b"
+     r"|\bstate dict (?:keys )?do not match\b|\bExpected \w+ to be of shape\b|\btensors have incorrect dimensions\b"
+     r"|\bthe shape of the offset tensor at dimension\b|\binvalid batch size of offset\b|\btensor shape is not correct\b"),
+    # An API used out of its order or contract: Flax's module errors (flax.errors' AssignSubModuleError, NameInUseError,
+    # SetAttributeFrozenModuleError, ApplyScopeInvalidVariablesStructureError, InvalidRngError's "needs PRNG for"),
+    # Keras' ("has never been called and thus has no defined input", "was never built and thus it doesn't have any
+    # variables", "Only input tensors may be passed as positional arguments", "`y` should not be passed", "can only be
+    # called for the variables it was originally built with", the file extensions its savers require), TF's graph mode
+    # ("Using a symbolic `tf.Tensor` as a Python `bool` is not allowed", "Cannot convert a symbolic tf.Tensor",
+    # "tf.function only supports singleton tf.Variables"), JAX's ("Non-hashable static arguments are not supported",
+    # "Legacy uint32 key array passed as key", "accepts a single key, but was given a key array", "JAX arrays are
+    # immutable", "must have static start/stop/step"), Optax's ("The number of updates and states has to be the same in
+    # chain", "you are not passing `params` when calling `update`"), Orbax's StepAlreadyExistsError, torch.fx's
+    # data-dependent guard, diffusers' and accelerate's device placement ("is not compatible with passing a
+    # `device_map`", "activated a device mapping strategy", "activated sequential model offloading", "is on the meta
+    # device, we need a `value`", "need to run 'set_timesteps'"), quantized models ("is not supported for quantized
+    # model", "You cannot cast a bitsandbytes model"), Gymnasium's and PettingZoo's environment protocol ("Cannot call
+    # env.step() before calling env.reset()", "reset() needs to be called before step", "expects agents to step in a
+    # cycle", "Expected `Env.step` to return a four or five element tuple"), PyTorch3D's and kornia's devices ("should be
+    # on same device", "Not same device for tensors"), spconv's ("you can't set feature directly"), MinkowskiEngine's
+    # ("Direct modification of coordinates is not permitted", raised as a SyntaxError), PaddlePaddle's dygraph-to-static
+    # ("Found return statement in While or For body") and uninitialised inputs, MindSpore's graph mode ("Unsupported
+    # statement").
+    ("framework_api_misuse.api_contract_v21", "framework_api_misuse", 0.8,
+     r"\b(?:AssignSubModule|NameInUse|SetAttributeFrozenModule|ApplyScopeInvalidVariablesStructure)Error\b"
+     r"|\bneeds PRNG for\b|\bhas never been called and thus has no defined input\b"
+     r"|\bwas never built and thus it doesn't have any variables\b|\bOnly input tensors may be passed as positional arguments\b"
+     r"|`y` should not be passed\b|\bcan only be called for the variables it was originally built with\b"
+     r"|\bfilepath provided must end in `\.(?:keras|weights\.h5)`|\bThe filename must end in `\.weights\.h5`"
+     r"|\bInvalid filepath extension for saving\b|\bUsing a symbolic `tf\.Tensor` as a Python `bool` is not allowed\b"
+     r"|\bCannot convert a symbolic (?:tf\.)?Tensor\b|\bonly supports singleton tf\.Variables\b"
+     r"|\bNon-hashable static arguments are not supported\b|\bLegacy uint32 key array passed as key\b"
+     r"|\baccepts a single key, but was given a key array\b|\bJAX arrays are immutable\b"
+     r"|\bmust have static start/stop/step\b|\bThe number of updates and states has to be the same in chain\b"
+     r"|\bnot passing `params` when calling `update`|\bStepAlreadyExistsError\b|\bCould not guard on data-dependent expression\b"
+     r"|\bis not compatible with passing a `device_map`|\bactivated a device mapping strategy\b"
+     r"|\bactivated sequential model offloading\b|\bis on the meta device, we need a `value`"
+     r"|\bneed to run 'set_timesteps'|\bis not supported for quantized model\b|\bYou cannot cast a bitsandbytes model\b"
+     r"|\bCannot call env\.step\(\) before calling env\.reset\(\)|\breset\(\) needs to be called before step\b"
+     r"|\bexpects agents to step in a cycle\b|\bExpected `Env\.step` to return a four or five element tuple\b"
+     r"|\bshould be on same device\b|\bNot same device for tensors\b|\byou can't set feature directly\b"
+     r"|\bDirect modification of coordinates is not permitted\b|\bFound return statement in While or For body\b"
+     r"|\bOp's Input Variable \S+ is not initialized\b|\bUnsupported statement '\w+'"),
+    # A name the job asked for that a registry does not hold: Gymnasium's NameNotFound and VersionNotFound ("Environment
+    # `highway` doesn't exist"), DGL's ("Node type \"paper\" does not exist"), Flax's scope lookups
+    # (ScopeVariableNotFoundError, ScopeCollectionNotFound), Optax's ("Some parameters have no corresponding
+    # transformation"), PaddleDetection's ("The module YOLOv3Head is not registered").
+    ("key_not_found.registry_v21", "key_not_found", 0.8,
+     r"\b(?:NameNotFound|VersionNotFound): Environment\b|\b(?:Node|Edge) type \"[^\"\n]+\" does not exist\b"
+     r"|\bScopeVariableNotFoundError\b|\bScopeCollectionNotFound\b|\bSome parameters have no corresponding transformation\b"
+     r"|\bThe module \w+ is not registered\b"),
+    # A native library or build the package cannot find or run: DGL's C++ libraries ("Cannot find DGL C++ sparse library
+    # at", "Unable to locate the DGL C++ GraphBolt library"), MXNet's ("Cannot find the MXNet library"), tiny-cuda-nn's
+    # ("Could not find compatible tinycudann extension", "Unknown compute capability. Ensure PyTorch with CUDA support"),
+    # JAX's ("Unknown backend: 'gpu' requested, but no platforms"), torchvision's ("Couldn't load custom C++ ops"),
+    # TorchScript's ("Unknown builtin op"), MuJoCo's OpenGL ("gladLoadGL error", "an OpenGL platform library has not been
+    # loaded"), diffusers' ("PEFT backend is required"), PaddlePaddle's ("is not compiled with CUDA"), CUDA's
+    # cudaErrorInvalidDeviceFunction ("invalid device function": a kernel not built for this GPU, as "no kernel image").
+    ("library_not_found.native_v21", "library_not_found", 0.8,
+     r"\bCannot find DGL C\+\+ \w+ library\b|\bUnable to locate the DGL C\+\+ \w+ library\b|\bCannot find the MXNet library\b"
+     r"|\bCould not find compatible tinycudann extension\b|\bUnknown compute capability\. Ensure PyTorch with CUDA support\b"
+     r"|\bUnknown backend: '\w+' requested, but no platforms\b|\bCouldn't load custom C\+\+ ops\b|\bUnknown builtin op\b"
+     r"|\bgladLoadGL error\b|\ban OpenGL platform library has not been loaded\b|\bPEFT backend is required\b"
+     r"|\bis not compiled with CUDA\b|\binvalid device function\b"),
+    # Values out of the range an index or a class id must lie in: PyG's ("contains larger indices than the number of
+    # nodes"), transformers' CTC labels ("Label values must be <= vocab_size"), torch.nn's and torchmetrics' ("Class
+    # values must be non-negative", "Class values must be smaller than num_classes"), PaddlePaddle's embedding
+    # ("expected >= 0 and < 30000, but got 30522").
+    ("illegal_index.ids_out_of_range", "illegal_index", 0.8,
+     r"\bcontains larger indices than the number of nodes\b|\bLabel values must be <= vocab_size\b"
+     r"|\bClass values must be (?:non-negative|smaller than num_classes)\b|\bexpected >= 0 and < \d+, but got\b"),
+    # Numbers that went NaN or infinite: Keras' TerminateOnNaN and MindSpore's LossMonitor ("Invalid loss, terminating
+    # training"), stable-baselines3's and Gymnasium's actions ("found nan in actions", "cannot take in a nan action"),
+    # PyTorch3D's ("Meshes contain nan or inf"), MuJoCo's and dm_control's unstable simulations ("Nan, Inf or huge value
+    # in QACC", "Physics state is invalid"), PaddlePaddle's FLAGS_check_nan_inf ("There are NAN or INF").
+    ("loss_nan.nonfinite_v21", "loss_nan", 0.85,
+     r"\bInvalid loss, terminating training\b|\bfound nan in actions\b|\bcannot take in a nan action\b"
+     r"|\bMeshes contain nan or inf\b|\bNan, Inf or huge value in Q\w+\b|\bPhysics state is invalid\b"
+     r"|\bThere are NAN or INF\b"),
+    # Files or records that do not parse: stable-baselines3's saved models ("wasn't a zip-file"), safetensors' archives
+    # ("does not contain the valid metadata"), diffusers' weights ("Unable to load weights from checkpoint file", as
+    # version 9 reads transformers' "... pytorch checkpoint file"), PyTorch3D's meshes ("Not a ply file!", "PLY is
+    # unexpected length!", "Vertex properties are inconsistent"), open_clip's ("checksum does not not match"),
+    # torchmetrics' targets ("Detected more unique values in `target` than expected"), PaddlePaddle's batches ("fields
+    # number not same among samples in a batch"), Open3D's images ("Unknown file signature").
+    ("corrupt_data.files_and_records_v21", "corrupt_data", 0.8,
+     r"\bwasn't a zip-file\b|\bdoes not contain the valid metadata\b|\bUnable to load weights from checkpoint file\b"
+     r"|\bNot a ply file\b|\bPLY is unexpected length\b|\bVertex properties are inconsistent\b"
+     r"|\bchecksum does not (?:not )?match\b|\bDetected more unique values in `target` than expected\b"
+     r"|\bfields number not same among samples in a batch\b|\bUnknown file signature\b"),
+    # Values of the wrong type or dtype: PyG's ("Expected 'edge_index' to be of integer type"), torch.nn's ("RNN input
+    # dtype (torch.float64) does not match weight dtype", "Expected tensor for argument #1 'indices' to have one of the
+    # following scalar types", "Only Tensors of floating point and complex dtype can require gradients", "one_hot is only
+    # applicable to index tensor"), torchvision's ops ("input should have the same type as rois"), transformers' images
+    # ("Invalid image type. Expected either"), Open3D's ("Tensor has dtype"), PaddlePaddle's feeds ("The data type of fed
+    # Variable", "does not match the type of data (int32) currently contained in the container").
+    ("type_mismatch.dtypes_v21", "type_mismatch", 0.8,
+     r"\bExpected '\w+' to be of integer type\b|\binput dtype \([\w.]+\) does not match weight dtype\b"
+     r"|\bto have one of the following scalar types\b|\bOnly Tensors of floating point and complex dtype can require gradients\b"
+     r"|\bone_hot is only applicable to index tensor\b|\binput should have the same type as rois\b"
+     r"|\bInvalid image type\. Expected either\b|\bTensor has dtype\b|\bThe data type of fed Variable\b"
+     r"|\bcurrently contained in the container\b"),
+    # GPU memory in PaddlePaddle's and MindSpore's words (Paddle raises it as a MemoryError: "(ResourceExhausted) Out of
+    # memory error on GPU 0"; MindSpore: "Device(id:0) memory isn't enough and alloc failed"), and accelerate's
+    # quantized dispatch ("Make sure you have enough GPU RAM to fit the quantized model").
+    ("gpu_oom.frameworks_v21", "gpu_oom", 0.85,
+     r"\bOut of memory error on GPU\b|\bmemory isn't enough and alloc failed\b|\benough GPU RAM to fit the quantized model\b"),
+    # A path or model file the job named that is not there: transformers' and accelerate's checkpoints ("is not a folder
+    # containing a `.index.json` file", "`checkpoint` should be the path to a file containing"), diffusers' variants
+    # ("no such modeling files are available"), trimesh's ("string is not a file"), timm's and open_clip's ("is not a
+    # known tag or valid file path").
+    ("path_not_found.model_files_v21", "path_not_found", 0.8,
+     r"\bis not a folder containing a `\.index\.json` file\b|`checkpoint` should be the path to a file containing\b"
+     r"|\bno such modeling files are available\b|\bstring is not a file\b|\bis not a known tag or valid file path\b"),
+    # A version or option the library no longer or never accepted: Gymnasium's and PettingZoo's DeprecatedEnv, timm's
+    # and open_clip's unknown pretrained tags and configs, torch.autocast's device type.
+    # TorchScript's compiler on a name or attribute it cannot resolve ("undefined value np:", "Tried to access
+    # nonexistent attribute or method 'hidden_dim' of type"), and PaddlePaddle's kernels missing for a device and dtype
+    # ("The kernel with key (GPU, ..., float64) of kernel `conv2d` is not registered").
+    ("undefined_variable.torchscript", "undefined_variable", 0.8, r"\bundefined value \w+:"),
+    ("attribute_not_found.torchscript", "attribute_not_found", 0.8, r"\bTried to access nonexistent attribute or method\b"),
+    ("not_implemented.kernel_not_registered", "not_implemented", 0.8, r"\bof kernel `\w+` is not registered\b"),
+    ("illegal_argument.unknown_choice_v21", "illegal_argument", 0.8,
+     r"\bDeprecatedEnv\b|\bInvalid pretrained tag\b|\bnot found in built-ins\b|\bunsupported autocast device_type\b"),
+]]
+RULES_V21 = RuleSetV18("21", RULES_V21_FIRST + _RULES_V19_BEFORE_ERRNOS + RULES_V20_ADDED + RULES_V14_LAST,
+                       TYPE_DEFAULTS_V10)
