@@ -1557,14 +1557,14 @@ RULES_V21_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
     ("path_not_found.model_files_v21", "path_not_found", 0.8,
      r"\bis not a folder containing a `\.index\.json` file\b|`checkpoint` should be the path to a file containing\b"
      r"|\bno such modeling files are available\b|\bstring is not a file\b|\bis not a known tag or valid file path\b"),
-    # A version or option the library no longer or never accepted: Gymnasium's and PettingZoo's DeprecatedEnv, timm's
-    # and open_clip's unknown pretrained tags and configs, torch.autocast's device type.
     # TorchScript's compiler on a name or attribute it cannot resolve ("undefined value np:", "Tried to access
     # nonexistent attribute or method 'hidden_dim' of type"), and PaddlePaddle's kernels missing for a device and dtype
     # ("The kernel with key (GPU, ..., float64) of kernel `conv2d` is not registered").
     ("undefined_variable.torchscript", "undefined_variable", 0.8, r"\bundefined value \w+:"),
     ("attribute_not_found.torchscript", "attribute_not_found", 0.8, r"\bTried to access nonexistent attribute or method\b"),
     ("not_implemented.kernel_not_registered", "not_implemented", 0.8, r"\bof kernel `\w+` is not registered\b"),
+    # A version or option the library no longer or never accepted: Gymnasium's and PettingZoo's DeprecatedEnv, timm's
+    # and open_clip's unknown pretrained tags and configs, torch.autocast's device type.
     ("illegal_argument.unknown_choice_v21", "illegal_argument", 0.8,
      r"\bDeprecatedEnv\b|\bInvalid pretrained tag\b|\bnot found in built-ins\b|\bunsupported autocast device_type\b"),
 ]]
