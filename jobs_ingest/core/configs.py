@@ -63,6 +63,9 @@ class TaggingConfig:
     quoted_pastes: bool = False                        # collectors.unquoted: a log pasted whole in a blockquote
     keras_call_errors: bool = False                    # frameworks.with_keras_call_error: the error under Keras' header
     cut_statements: bool = False                       # a cut traceback ending at a raise/assert statement reads it; headless frames too
+    qualified_cut_names: bool = False                  # ... a cut exception name after its module path ("errors_impl.InvalidA")
+    kernel_asserts: bool = False                       # ... a CUDA kernel's "Assertion `cond` failed." lines at the end;
+                                                       # and an empty exception message read from the line below it
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
     one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
@@ -756,6 +759,23 @@ TAGGING_CONFIGS += (replace(
               "in 2026-11zj.",
     tagger_version="21+i16+ml9+l2qs",
     tag=tagger.RULES_V21.tag,
+),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zm",
+    changelog="From heldout7, retired into development data when heldout8 was collected. Rules version 22: SciPy's "
+              "'matrix contains invalid numeric entries', icefall's collapsed loss scale (loss_nan); old "
+              "PyTorch's 'is not implemented for type torch.cuda.LongTensor' (type_mismatch); TF 1.x's shared variable "
+              "of another shape; TorchScript's unquoted missing attribute; SimpleITK's ImageIO; a CUDA-only op given "
+              "CPU tensors; the binary cross-entropy kernel's input-range assertion (illegal_argument). A log that ends "
+              "among a CUDA kernel's 'Assertion `...` failed.' lines is read as the device-side assert they are, and an "
+              "exception name cut after its module path ('errors_impl.InvalidA') by the type it names; an exception "
+              "line with an empty message (TorchScript's 'RuntimeError: ' with its message below) is read by the line "
+              "under it. Everything else as in 2026-11zk.",
+    tagger_version="22+i16+ml9+l2qs",
+    tag=tagger.RULES_V22.tag,
+    kernel_asserts=True,
+    qualified_cut_names=True,
 ),)
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .tracebacks import _EXC_NAME, _RICH_FRAME, FRAME, IPY_FRAME, TRACEBACK_HEADER, Frame, LogFailure, strip_prefixes
+from .tracebacks import (_EXC_NAME, _RICH_FRAME, CHAIN_MARKERS, FRAME, IPY_FRAME, TRACEBACK_HEADER, Frame, LogFailure,
+                         strip_prefixes)
 
 # --- TensorFlow root errors -------------------------------------------------------------------------
 # tensorflow/core/common_runtime (and tf.errors): "2 root error(s) found.\n  (0) INVALID_ARGUMENT: ..."
@@ -511,17 +512,52 @@ KNOWN_EXCEPTION_NAMES = (
 _CUT_NAME = re.compile(r"^[A-Z][A-Za-z]{4,}$")
 
 
-def cut_exception_name(lines: list[str], names: tuple[str, ...] = KNOWN_EXCEPTION_NAMES) -> tuple[int, str] | None:
+_QUALIFIED_CUT_NAME = re.compile(r"^(?:[a-z_]\w*\.)+(?P<name>[A-Z][A-Za-z]{4,})$")
+
+
+def cut_exception_name(lines: list[str], names: tuple[str, ...] = KNOWN_EXCEPTION_NAMES,
+                       qualified: bool = False) -> tuple[int, str] | None:
     """(line index, exception type) when the log's last line is an exception name cut short ("ModuleNotFoun",
-    "AttributeErro": a log truncated inside its exception line), naming exactly one known type; else None."""
+    "AttributeErro": a log truncated inside its exception line), naming exactly one known type; else None. With
+    `qualified`, also a name cut after its module path ("tensorflow.python.framework.errors_impl.InvalidA")."""
     last = max((i for i, line in enumerate(lines) if line.strip()), default=None)
     if last is None:
         return None
     body = _MARKDOWN_QUOTE.sub("", strip_prefixes(lines[last])[0]).strip()
-    if not _CUT_NAME.match(body):
+    qualified_name = _QUALIFIED_CUT_NAME.match(body) if qualified else None
+    if qualified_name:
+        body = qualified_name.group("name")
+    elif not _CUT_NAME.match(body):
         return None
     matches = [name for name in names if name.startswith(body) and name != body]
     return (last, matches[0]) if len(matches) == 1 else None
+
+
+def message_below(lines: list[str], failure: LogFailure) -> str:
+    """The line under an exception line whose message is empty, when it is unindented text ending with a colon and not a
+    frame: TorchScript's errors print "RuntimeError: " and their message on the next line ("object has no attribute
+    x:", then the source it compiled). Read for the tag only."""
+    below = next((line for line in lines[failure.line_index + 1:failure.line_index + 3] if line.strip()), "")
+    body = strip_prefixes(below)[0]
+    if (body[:1] in (" ", "\t", "") or not body.rstrip().endswith(":") or _frame_of(body) or TRACEBACK_HEADER.match(body)
+            or any(marker in body for marker in CHAIN_MARKERS)):
+        return ""   # TorchScript's message ends with a colon, above the source it cites
+    return body.strip()
+
+
+# A CUDA kernel's own assertion, printed by the device for each failing thread before the host's "device-side assert
+# triggered" error: "../aten/src/ATen/native/cuda/Loss.cu:115: operator(): block: [130,0,0], thread: [91,0,0] Assertion
+# `input_val >= zero && input_val <= one` failed." A log may end among these lines, before the host's error.
+_KERNEL_ASSERT = re.compile(r"\.cuh?:\d+: .*Assertion `(?P<cond>[^`\n]+)` failed")
+
+
+def kernel_assert_line(lines: list[str]) -> tuple[int, str] | None:
+    """(line index, asserted condition) of the last CUDA kernel assertion among the log's last lines, or None."""
+    for index in range(len(lines) - 1, max(-1, len(lines) - 1 - _TAIL_WINDOW), -1):
+        m = _KERNEL_ASSERT.search(lines[index])
+        if m:
+            return index, m.group("cond")
+    return None
 
 
 # glog's FATAL record ("F20220801 07:29:34.701110  2256 fs_coordinator.cc:42] Invalid tracker path: root://x/", or

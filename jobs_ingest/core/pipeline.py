@@ -250,6 +250,8 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         text = frameworks.with_root_errors(lines, terminal)
         if tagging.keras_call_errors:
             text = frameworks.with_keras_call_error(lines, terminal, text)
+        if tagging.kernel_asserts and not text.strip():
+            text = frameworks.message_below(lines, terminal)
         tag = tagging.tag(terminal.exception_type, text, context)
     else:
         tag = tagging.tag(terminal.exception_type, terminal.message, context)
@@ -391,13 +393,20 @@ def _tail_reading(lines: list[str], tagging: TaggingConfig) -> tuple[int, Tag, s
         if found.category != "unclassified":
             return index, Tag(found.category, round(min(0.6, found.confidence - 0.2), 2),
                               found.rule + ".tail_root_error", found.evidence), f"{kind}: {text}"[:MAX_MESSAGE_CHARS]
-    cut = frameworks.cut_exception_name(lines)
+    cut = frameworks.cut_exception_name(lines, qualified=tagging.qualified_cut_names)
     if cut is not None:
         index, kind = cut
         found = tagging.tag(kind, "")
         if found.category != "unclassified":
             return index, Tag(found.category, round(min(0.5, found.confidence - 0.3), 2), found.rule + ".cut_name",
                               lines[index].strip()), f"{kind} (the log is cut inside its exception line: {lines[index].strip()!r})"
+    kernel = frameworks.kernel_assert_line(lines) if tagging.kernel_asserts else None
+    if kernel is not None:        # the device's assertion, before the host's "device-side assert triggered"
+        index, condition = kernel
+        found = tagging.tag("RuntimeError", f"CUDA error: device-side assert triggered (Assertion `{condition}` failed)")
+        if found.category != "unclassified":
+            return index, Tag(found.category, round(min(0.7, found.confidence - 0.1), 2), found.rule + ".kernel_assert",
+                              lines[index].strip()[:300]), lines[index].strip()[:MAX_MESSAGE_CHARS]
     if not tagging.tail_fatal_lines:
         return None
     bare = frameworks.bare_exception_name(lines)

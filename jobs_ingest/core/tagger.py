@@ -1570,3 +1570,35 @@ RULES_V21_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
 ]]
 RULES_V21 = RuleSetV18("21", RULES_V21_FIRST + _RULES_V19_BEFORE_ERRNOS + RULES_V20_ADDED + RULES_V14_LAST,
                        TYPE_DEFAULTS_V10)
+
+
+# ------------------------------------------------------------------------------------------ version 22
+# Tagging config "tagging:2026-11zl". From heldout7, retired into development data when heldout8 was collected: texts
+# whose producers say what failed, where version 21 took a type's default or said nothing. Each rule is the producer's
+# words, not a case's.
+RULES_V22_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r(p)) for rid, cat, conf, p in [
+    # Numbers that went non-finite, in their producers' words: SciPy's linear_sum_assignment given a cost matrix with
+    # NaN or inf ("matrix contains invalid numeric entries", as DETR-style Hungarian matchers meet it), icefall's fp16
+    # guard on a collapsed loss scale ("grad_scale is too small, exiting"; DeepSpeed's is read since version 2).
+    ("loss_nan.nonfinite_v22", "loss_nan", 0.8, r"\bmatrix contains invalid numeric entries\b|\bgrad_scale is too small\b"),
+    # Old PyTorch's dispatch for a dtype an op lacks ("reciprocal is not implemented for type torch.cuda.LongTensor"),
+    # as version 10 reads the newer "\"addmm_cuda\" not implemented for 'Half'": a tensor of the wrong dtype.
+    ("type_mismatch.old_dispatch_dtype", "type_mismatch", 0.85, r"\bis not implemented for type torch\.(?:cuda\.)?\w+Tensor\b"),
+    # TF 1.x's variable scopes ("Trying to share variable gru1/kernel, but specified shape (24, 24) and found shape
+    # (120, 120)").
+    ("tensor_mismatch.tf_shared_variable", "tensor_mismatch", 0.85,
+     r"\bTrying to share variable \S+, but specified shape .* and found shape\b"),
+    # TorchScript's compiler on an attribute a module or object lacks ("object has no attribute sparse_csc_tensor:",
+    # followed by the source it compiled), unquoted as Python's own AttributeError never is.
+    ("attribute_not_found.torchscript_object", "attribute_not_found", 0.8, r"\bobject has no attribute \w+:"),
+    # SimpleITK's reader failing inside a format's ImageIO ("Exception thrown in SimpleITK ImageFileReader_Execute:
+    # .../itkNrrdImageIO.cxx:292"): a file that does not decode, as version 20's "Unable to determine ImageIO reader".
+    ("corrupt_data.itk_image_io", "corrupt_data", 0.8, r"\bImageFileReader_Execute: \S*itk\w+ImageIO\.cxx"),
+    # A CUDA-only extension op given CPU tensors ("CPU not supported (furthest_point_sampling at ...)").
+    ("framework_api_misuse.cpu_not_supported", "framework_api_misuse", 0.8, r"\bCPU not supported\b"),
+    # PyTorch's binary cross-entropy kernel assertion ("Assertion `input_val >= zero && input_val <= one` failed"): the
+    # loss was given inputs outside [0, 1] (probabilities expected, logits or NaNs given), not an index.
+    ("illegal_argument.bce_input_range", "illegal_argument", 0.8, r"Assertion `input_val >= zero && input_val <= one` failed"),
+]]
+RULES_V22 = RuleSetV18("22", RULES_V22_FIRST + RULES_V21_FIRST + _RULES_V19_BEFORE_ERRNOS + RULES_V20_ADDED + RULES_V14_LAST,
+                       TYPE_DEFAULTS_V10)

@@ -177,7 +177,7 @@ def test_every_analysis_records_the_tagger_version():
     assert analyse_text("KeyError: 'lr'", tagging_config="tagging:2026-11").tagger_version == tagger.TAGGER_VERSION != ""
     assert analyse_text("KeyError: 'lr'", tagging_config="tagging:2026-11b").tagger_version.startswith(
         tagger.TAGGER_VERSION + "+")
-    assert analyse_text("KeyError: 'lr'").tagger_version.startswith(tagger.RULES_V21.version + "+")
+    assert analyse_text("KeyError: 'lr'").tagger_version.startswith(tagger.RULES_V22.version + "+")
 
 
 def test_long_message_does_not_backtrack():
