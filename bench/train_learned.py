@@ -7,7 +7,8 @@
     .venv/bin/python bench/train_learned.py --markdown   # also print the figures as a Markdown section
 
 Deterministic: records in file order, sorted features, fixed seeds, sorted JSON; run twice with the same
---date and the artefact is byte-identical. The held-out sets (bench/heldout7, tests/fixtures/infra_heldout*) are
+--date and the artefact is byte-identical. The held-out sets (bench/heldout8, tests/fixtures/infra_heldout*; and
+bench/heldout7, retired into development data in session 20 but read by no model yet) are
 never read; heldout3-5 were retired into training data with ml7, heldout6 and the producers' message templates with ml8,
 the third round of templates with ml9 (`--training-set ml6|ml7|ml8` leaves them out). Progress goes to stderr, the summary to stdout.
 """
