@@ -7,10 +7,10 @@
     .venv/bin/python bench/train_learned.py --markdown   # also print the figures as a Markdown section
 
 Deterministic: records in file order, sorted features, fixed seeds, sorted JSON; run twice with the same
---date and the artefact is byte-identical. The held-out sets (bench/heldout8, tests/fixtures/infra_heldout*; and
-bench/heldout7, retired into development data in session 20 but read by no model yet) are
+--date and the artefact is byte-identical. The held-out sets (bench/heldout8, tests/fixtures/infra_heldout*) are
 never read; heldout3-5 were retired into training data with ml7, heldout6 and the producers' message templates with ml8,
-the third round of templates with ml9 (`--training-set ml6|ml7|ml8` leaves them out). Progress goes to stderr, the summary to stdout.
+the third round of templates with ml9, heldout7 and the fourth round with ml10 (`--training-set ml6|...|ml9` leaves
+them out). Progress goes to stderr, the summary to stdout.
 """
 from __future__ import annotations
 
@@ -57,7 +57,11 @@ TEMPLATES = ROOT / "tests" / "fixtures" / "program_templates"
 # Since ml9 (session 20): the third round of templates (the array, media, CUDA, distributed, LLM and configuration
 # libraries), first read by tagging:2026-11zf before rules versions 19 and 20 were written from them.
 TEMPLATES3 = ROOT / "tests" / "fixtures" / "program_templates3"
-TEMPLATE_FOLDERS = (TEMPLATES, TEMPLATES3)
+# Since ml10 (session 20): heldout7, retired into development data when heldout8 was collected (measured for the last
+# time with tagging:2026-11zk), and the fourth round of templates, first read by tagging:2026-11zj.
+RETIRED_HELDOUT_ML10 = [ROOT / "bench" / "heldout7" / "cases.jsonl"]
+TEMPLATES4 = ROOT / "tests" / "fixtures" / "program_templates4"
+TEMPLATE_FOLDERS = (TEMPLATES, TEMPLATES3, TEMPLATES4)
 FEATURES = {"max_chars": 300, "char_ngrams": [4, 4], "context_lines": 3,
             "type_weight": 1.0, "word_weight": 1.0, "char_weight": 1.0, "context_weight": 1.0}
 MODEL = {"C": 0.2, "min_df": 2, "calibration_folds": 3, "min_class_support": 3, "prune_below": 0.05,
@@ -398,16 +402,18 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=learned.ARTEFACT.with_name(configs.tagging_config().learned_model))
     ap.add_argument("--date", default=dt.datetime.now(dt.timezone.utc).date().isoformat())
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--training-set", choices=("ml6", "ml7", "ml8", "ml9"), default="ml9",
-                    help="ml9 (default): the development files, the retired held-out sets heldout3-6 and both rounds "
-                         "of program templates; ml8: without the third round; ml7: without heldout6 and the templates; "
-                         "ml6: without heldout3-5 too")
+    ap.add_argument("--training-set", choices=("ml6", "ml7", "ml8", "ml9", "ml10"), default="ml10",
+                    help="ml10 (default): the development files, the retired held-out sets heldout3-7 and the three "
+                         "rounds of program templates; ml9: without heldout7 and the fourth round; ml8: without the "
+                         "third round either; ml7: without heldout6 and the templates; ml6: without heldout3-5 too")
     args = ap.parse_args()
     import sklearn
 
     files = TRAIN_FILES + {"ml6": [], "ml7": RETIRED_HELDOUT,
                            "ml8": RETIRED_HELDOUT + RETIRED_HELDOUT_ML8 + [TEMPLATES],
-                           "ml9": RETIRED_HELDOUT + RETIRED_HELDOUT_ML8 + [TEMPLATES, TEMPLATES3]}[args.training_set]
+                           "ml9": RETIRED_HELDOUT + RETIRED_HELDOUT_ML8 + [TEMPLATES, TEMPLATES3],
+                           "ml10": RETIRED_HELDOUT + RETIRED_HELDOUT_ML8 + RETIRED_HELDOUT_ML10
+                           + [TEMPLATES, TEMPLATES3, TEMPLATES4]}[args.training_set]
     log(f"reading {len(files)} labelled files")
     rows = load_rows(files)
     feats = [learned.features(row["analysis"], FEATURES) for row in rows]

@@ -777,6 +777,15 @@ TAGGING_CONFIGS += (replace(
     kernel_asserts=True,
     qualified_cut_names=True,
 ),)
+TAGGING_CONFIGS += (replace(
+    TAGGING_CONFIGS[-1],
+    id="tagging:2026-11zn",
+    changelog="The learned fallback ml10: ml9's recipe, trained on ml9's data plus heldout7 (retired into development data "
+              "when heldout8 was collected) and the fourth round of program templates with a study category "
+              "(bench/learned.md). Rules as in 2026-11zm.",
+    tagger_version="22+i16+ml10+l2qs",
+    learned_model="learned_model_ml10.json",
+),)
 
 
 def grouping_config(config: str | GroupingConfig | None = None) -> GroupingConfig:

@@ -67,8 +67,8 @@ def test_every_config_has_an_id_a_changelog_and_its_own_normaliser_version():
 
 def test_today_the_default_configs_are_the_newest_and_are_recorded():
     analysis = analyse_text(OOM_LOG)
-    assert (analysis.grouping_config, analysis.tagging_config) == ("grouping:2026-11m", "tagging:2026-11zm")
-    assert (analysis.normaliser_version, analysis.tagger_version) == ("14", "22+i16+ml9+l2qs")
+    assert (analysis.grouping_config, analysis.tagging_config) == ("grouping:2026-11m", "tagging:2026-11zn")
+    assert (analysis.normaliser_version, analysis.tagger_version) == ("14", "22+i16+ml10+l2qs")
 
 
 def test_the_second_tagging_config_adds_the_platform_and_keeps_the_program_tags():
@@ -134,7 +134,7 @@ def test_tag_logs_prints_the_config_ids_and_selects_configs_by_id():
     assert default.returncode == 0, default.stderr
     out = [json.loads(line) for line in default.stdout.splitlines()]
     assert [(o["id"], o["grouping_config"], o["tagging_config"]) for o in out] == [
-        ("job-0001", "grouping:2026-11m", "tagging:2026-11zm"), ("oom", "grouping:2026-11m", "tagging:2026-11zm")]
+        ("job-0001", "grouping:2026-11m", "tagging:2026-11zn"), ("oom", "grouping:2026-11m", "tagging:2026-11zn")]
     # The newer configs change no tag here; the newer grouping salts the fingerprint and adds a cluster.
     same = [k for k in FIRST_DEVSET_OUTPUT if k not in ("tagging_config", "fingerprint")]
     assert {k: out[0][k] for k in same} == {k: FIRST_DEVSET_OUTPUT[k] for k in same}

@@ -34,10 +34,10 @@ def model():
 
 
 def held_out_at_release(training_files: list[str], artefact: str) -> list[str]:
-    """The training files that were held out when this artefact was released: the infrastructure slices,
-    heldout7 and heldout8 always; heldout2-5 until ml7, which retired heldout3-5 into training data, and heldout6 and the program
-    templates until ml8, the third round of templates until ml9 (bench/learned.md)."""
-    held = ["fixtures/infra", "heldout7", "heldout8", "issues_heldout2"]
+    """The training files that were held out when this artefact was released: the infrastructure slices and
+    heldout8 always; heldout2-5 until ml7, which retired heldout3-5 into training data, and heldout6 and the program
+    templates until ml8, the third round of templates until ml9, heldout7 and the fourth round until ml10 (bench/learned.md)."""
+    held = ["fixtures/infra", "heldout8", "issues_heldout2"]
     release = re.search(r"_ml(\d+)\.json$", artefact)
     number = int(release.group(1)) if release else 1                # learned_model.json is the first model
     if number < 7:
@@ -46,6 +46,8 @@ def held_out_at_release(training_files: list[str], artefact: str) -> list[str]:
         held += ["heldout6", "program_templates"]
     if number < 9:
         held += ["program_templates3"]
+    if number < 10:
+        held += ["heldout7", "program_templates4"]
     return [f for f in training_files if any(h in f for h in held)]
 
 
