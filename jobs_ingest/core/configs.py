@@ -64,8 +64,8 @@ class TaggingConfig:
     keras_call_errors: bool = False                    # frameworks.with_keras_call_error: the error under Keras' header
     cut_statements: bool = False                       # a cut traceback ending at a raise/assert statement reads it; headless frames too
     qualified_cut_names: bool = False                  # ... a cut exception name after its module path ("errors_impl.InvalidA")
-    kernel_asserts: bool = False                       # ... a CUDA kernel's "Assertion `cond` failed." lines at the end;
-                                                       # and an empty exception message read from the line below it
+    kernel_asserts: bool = False                       # ... a CUDA kernel's "Assertion `cond` failed." lines at the end
+    torchscript_messages: bool = False                 # an empty exception message read from the line below (TorchScript)
     collector_prefixes: bool = False                   # collectors.py: CRI, kubectl, SageMaker MPI, Ray... prefixes read through
     trailers: bool = False                             # trailers.py: tools' after-failure chatter read as blank lines
     one_rank: bool = False                             # interleaved ranks: after parsing, only the failing rank's lines are read
@@ -776,6 +776,7 @@ TAGGING_CONFIGS += (replace(
     tag=tagger.RULES_V22.tag,
     kernel_asserts=True,
     qualified_cut_names=True,
+    torchscript_messages=True,
 ),)
 TAGGING_CONFIGS += (replace(
     TAGGING_CONFIGS[-1],

@@ -307,11 +307,12 @@ def truncated_traceback(lines: list[str], headless: bool = False) -> LogFailure 
     bodies = [strip_prefixes(line)[0] for line in lines[-_MAX_TRUNCATED_SCAN:]]
     offset = len(lines) - len(bodies)
     header = next((k for k in range(len(bodies) - 1, -1, -1) if TRACEBACK_HEADER.match(bodies[k])), None)
-    first = header + 1 if header is not None else None
-    if header is None and headless:
-        header = first = headless_start(bodies)
+    unheaded = header is None and headless     # frames pasted without their header: they start at the first frame
+    if unheaded:
+        header = headless_start(bodies)
     if header is None:
         return None
+    first = header if unheaded else header + 1
     frames: list[Frame] = []
     last = header
     for k in range(first, len(bodies)):
@@ -324,9 +325,9 @@ def truncated_traceback(lines: list[str], headless: bool = False) -> LogFailure 
         elif body[:1] in (" ", "\t", "│", "╰", "╭") or body.startswith(("[Previous line repeated", "---->", "-->")):
             if frames and not frames[-1].code and body.strip()[:1] not in ("^", "~", "│", "╰"):
                 frames[-1].code = body.strip()[:300]
-        elif header == first and frames and not frames[-1].code and _frame_of(bodies[k - 1] or ""):
+        elif unheaded and frames and not frames[-1].code and _frame_of(bodies[k - 1]):
             frames[-1].code = body.strip()[:300]   # a headless paste that lost its indentation
-        elif header == first and set(body.strip()) <= set("^~ "):
+        elif unheaded and set(body.strip()) <= set("^~ "):
             pass
         else:
             return None   # an unindented line that is no frame: the traceback ended (or this is not one)
@@ -345,8 +346,8 @@ _THREAD_DUMP = re.compile(r"\(most recent call first\)|^\s*(?:Current )?[Tt]hrea
 
 def headless_start(bodies: list[str]) -> int | None:
     """Index of the first of the Python frames (two or more, each with or without its code line under it, indented or
-    not) that the last lines are, when the traceback's header was not pasted; None when the log does not end so, or when the frames are a
-    thread dump (faulthandler's, most recent call first), which is no exception."""
+    not) that the last lines are, when the traceback's header was not pasted; None when the log does not end so, or
+    when the frames are a thread dump (faulthandler's, most recent call first), which is no exception."""
     k = len(bodies) - 1
     while k >= 0 and not bodies[k].strip():
         k -= 1
@@ -367,7 +368,7 @@ def headless_start(bodies: list[str]) -> int | None:
 # AssertionError, `raise Type("message")` a Type (a class name; `raise e` names no type).
 _ASSERT_STATEMENT = re.compile(r"^assert\b")
 _RAISE_STATEMENT = re.compile(r"^raise\s+(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*(?:\(|$|\s+from\b)")
-_STRING_LITERAL = re.compile(r"""\b[rRfFbBuU]{0,2}(?P<q>["'])(?P<text>(?:\\.|(?!(?P=q)).)*)(?P=q)|(?<![\w])(?P<q2>["'])(?P<text2>(?:\\.|(?!(?P=q2)).)*)(?P=q2)""")
+_STRING_LITERAL = re.compile(r"""(?:(?<!\w)[rRfFbBuU]{1,2})?(?P<q>["'])(?P<text>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
 
 
 def raised_by_statement(code_line: str) -> tuple[str, str] | None:
@@ -376,12 +377,12 @@ def raised_by_statement(code_line: str) -> tuple[str, str] | None:
     code = code_line.strip()
     if _ASSERT_STATEMENT.match(code):
         literal = _STRING_LITERAL.search(code.split(",", 1)[1]) if "," in code else None
-        return "AssertionError", (literal.group("text") or literal.group("text2") or "") if literal else ""
+        return "AssertionError", literal.group("text") if literal else ""
     m = _RAISE_STATEMENT.match(code)
     if m is None:
         return None
     literal = _STRING_LITERAL.search(code[m.end():])
-    return m.group("type"), (literal.group("text") or literal.group("text2") or "") if literal else ""
+    return m.group("type"), literal.group("text") if literal else ""
 
 
 # An exception line quoted inside a sentence, as people paste errors into issues and chats: "The error is
@@ -545,21 +546,6 @@ def message_below(lines: list[str], failure: LogFailure) -> str:
     return body.strip()
 
 
-# A CUDA kernel's own assertion, printed by the device for each failing thread before the host's "device-side assert
-# triggered" error: "../aten/src/ATen/native/cuda/Loss.cu:115: operator(): block: [130,0,0], thread: [91,0,0] Assertion
-# `input_val >= zero && input_val <= one` failed." A log may end among these lines, before the host's error.
-_KERNEL_ASSERT = re.compile(r"\.cuh?:\d+: .*Assertion `(?P<cond>[^`\n]+)` failed")
-
-
-def kernel_assert_line(lines: list[str]) -> tuple[int, str] | None:
-    """(line index, asserted condition) of the last CUDA kernel assertion among the log's last lines, or None."""
-    for index in range(len(lines) - 1, max(-1, len(lines) - 1 - _TAIL_WINDOW), -1):
-        m = _KERNEL_ASSERT.search(lines[index])
-        if m:
-            return index, m.group("cond")
-    return None
-
-
 # glog's FATAL record ("F20220801 07:29:34.701110  2256 fs_coordinator.cc:42] Invalid tracker path: root://x/", or
 # without the year, "F0801 ..."), which aborts the process (glog then prints "*** Check failure stack trace: ***"),
 # and TF's own form of it ("2019-04-04 15:36:40.879050: F tensorflow/core/kernels/x.cc:577] ...").
@@ -568,13 +554,31 @@ _GLOG_FATAL = re.compile(r"^(?:F(?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+"
 _TAIL_WINDOW = 15
 
 
+def _last_in_tail(lines: list[str], find: Callable[[str], re.Match | None]) -> tuple[int, re.Match] | None:
+    """(line index, match) of the last of the log's last _TAIL_WINDOW lines that `find` matches, or None."""
+    for index in range(len(lines) - 1, max(-1, len(lines) - 1 - _TAIL_WINDOW), -1):
+        m = find(lines[index])
+        if m:
+            return index, m
+    return None
+
+
 def glog_fatal_line(lines: list[str]) -> tuple[int, str] | None:
     """(line index, message) of the last glog FATAL record among the log's last lines, or None."""
-    for index in range(len(lines) - 1, max(-1, len(lines) - 1 - _TAIL_WINDOW), -1):
-        m = _GLOG_FATAL.match(strip_prefixes(lines[index])[0].strip())
-        if m:
-            return index, m.group("msg").strip()
-    return None
+    found = _last_in_tail(lines, lambda line: _GLOG_FATAL.match(strip_prefixes(line)[0].strip()))
+    return (found[0], found[1].group("msg").strip()) if found else None
+
+
+# A CUDA kernel's own assertion, printed by the device for each failing thread before the host's "device-side assert
+# triggered" error: "../aten/src/ATen/native/cuda/Loss.cu:115: operator(): block: [130,0,0], thread: [91,0,0] Assertion
+# `input_val >= zero && input_val <= one` failed." A log may end among these lines, before the host's error.
+_KERNEL_ASSERT = re.compile(r"\.cuh?:\d+: .*Assertion `(?P<cond>[^`\n]+)` failed")
+
+
+def kernel_assert_line(lines: list[str]) -> tuple[int, str] | None:
+    """(line index, asserted condition) of the last CUDA kernel assertion among the log's last lines, or None."""
+    found = _last_in_tail(lines, _KERNEL_ASSERT.search)
+    return (found[0], found[1].group("cond")) if found else None
 
 
 def bare_exception_name(lines: list[str], names: tuple[str, ...] = KNOWN_EXCEPTION_NAMES) -> tuple[int, str] | None:

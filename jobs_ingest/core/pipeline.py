@@ -250,7 +250,7 @@ def _tagged(lines: list[str], failures: list[LogFailure], line_offset: int, exit
         text = frameworks.with_root_errors(lines, terminal)
         if tagging.keras_call_errors:
             text = frameworks.with_keras_call_error(lines, terminal, text)
-        if tagging.kernel_asserts and not text.strip():
+        if tagging.torchscript_messages and not text.strip():
             text = frameworks.message_below(lines, terminal)
         tag = tagging.tag(terminal.exception_type, text, context)
     else:
@@ -384,8 +384,10 @@ def _recovered(lines: list[str], terminal: LogFailure | None, headless: bool = F
 
 def _tail_reading(lines: list[str], tagging: TaggingConfig) -> tuple[int, Tag, str] | None:
     """A log with no parsed failure that still says what failed at its end: TF's root-error report printed as a log
-    record (its first sub-error is read), or an exception line cut after a few letters of its name (the type is
-    read). (line index, tag as a guess, message), or None when neither is there or the rules make nothing of it."""
+    record (its first sub-error is read), an exception line cut after a few letters of its name (the type is read),
+    a CUDA kernel's assertion lines (read as the device-side assert, by their condition), or, where the config reads
+    them, a bare exception name under a pasted frame or a glog FATAL record. (line index, tag as a guess, message),
+    or None when none is there or the rules make nothing of it."""
     root = frameworks.tail_root_error(lines)
     if root is not None:
         index, kind, text = root

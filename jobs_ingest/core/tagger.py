@@ -1568,8 +1568,7 @@ RULES_V21_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
     ("illegal_argument.unknown_choice_v21", "illegal_argument", 0.8,
      r"\bDeprecatedEnv\b|\bInvalid pretrained tag\b|\bnot found in built-ins\b|\bunsupported autocast device_type\b"),
 ]]
-RULES_V21 = RuleSetV18("21", RULES_V21_FIRST + _RULES_V19_BEFORE_ERRNOS + RULES_V20_ADDED + RULES_V14_LAST,
-                       TYPE_DEFAULTS_V10)
+RULES_V21 = RuleSetV18("21", RULES_V21_FIRST + RULES_V20.message_rules, TYPE_DEFAULTS_V10)
 
 
 # ------------------------------------------------------------------------------------------ version 22
@@ -1600,5 +1599,4 @@ RULES_V22_FIRST: list[tuple[str, str, float, re.Pattern]] = [(rid, cat, conf, _r
     # loss was given inputs outside [0, 1] (probabilities expected, logits or NaNs given), not an index.
     ("illegal_argument.bce_input_range", "illegal_argument", 0.8, r"Assertion `input_val >= zero && input_val <= one` failed"),
 ]]
-RULES_V22 = RuleSetV18("22", RULES_V22_FIRST + RULES_V21_FIRST + _RULES_V19_BEFORE_ERRNOS + RULES_V20_ADDED + RULES_V14_LAST,
-                       TYPE_DEFAULTS_V10)
+RULES_V22 = RuleSetV18("22", RULES_V22_FIRST + RULES_V21.message_rules, TYPE_DEFAULTS_V10)
